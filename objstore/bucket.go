@@ -1,0 +1,137 @@
+package objstore
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/cairnstore/cairn/objstore/meta"
+)
+
+// CreateBucket makes an empty bucket; ErrBucketExists when it exists.
+func (s *Store) CreateBucket(ctx context.Context, name string) error {
+	if err := ValidateBucketName(name); err != nil {
+		return err
+	}
+	return s.commit(ctx, nil, 0, func(tx meta.Tx) error {
+		if tx.Get(meta.Buckets, []byte(name)) != nil {
+			return fmt.Errorf("%w: %s", ErrBucketExists, name)
+		}
+		return tx.Put(meta.Buckets, []byte(name), meta.Encode(meta.Bucket{Name: name, Created: time.Now().UTC()}))
+	})
+}
+
+// DeleteBucket removes an empty bucket: one with no object, no version
+// (delete markers included) and no incomplete multipart upload.
+func (s *Store) DeleteBucket(ctx context.Context, name string) error {
+	return s.commit(ctx, nil, 0, func(tx meta.Tx) error {
+		if _, err := getBucket(tx, name); err != nil {
+			return err
+		}
+		p := meta.BucketPrefix(name)
+		for _, t := range []meta.Table{meta.Versions, meta.Objects, meta.Uploads} {
+			if k, _ := tx.Cursor(t).Seek(p); meta.HasPrefix(k, p) {
+				return fmt.Errorf("%w: %s", ErrBucketNotEmpty, name)
+			}
+		}
+		return tx.Delete(meta.Buckets, []byte(name))
+	})
+}
+
+// HeadBucket returns the bucket's description; ErrNoSuchBucket when absent.
+func (s *Store) HeadBucket(ctx context.Context, name string) (BucketInfo, error) {
+	var info BucketInfo
+	err := s.idx.View(ctx, func(tx meta.Tx) error {
+		b, err := getBucket(tx, name)
+		if err != nil {
+			return err
+		}
+		info = bucketInfo(b)
+		return nil
+	})
+	return info, err
+}
+
+// ListBuckets returns every bucket, sorted by name.
+func (s *Store) ListBuckets(ctx context.Context) ([]BucketInfo, error) {
+	var out []BucketInfo
+	err := s.idx.View(ctx, func(tx meta.Tx) error {
+		c := tx.Cursor(meta.Buckets)
+		for k, v := c.First(); k != nil; k, v = c.Next() {
+			var b meta.Bucket
+			if err := meta.Decode(v, &b); err != nil {
+				return err
+			}
+			out = append(out, bucketInfo(&b))
+		}
+		return nil
+	})
+	return out, err
+}
+
+func bucketInfo(b *meta.Bucket) BucketInfo {
+	return BucketInfo{Name: b.Name, Created: b.Created, Versioning: b.Versioning}
+}
+
+// SetVersioning turns versioning on ("Enabled") or suspends it
+// ("Suspended"). A bucket never returns to unversioned.
+func (s *Store) SetVersioning(ctx context.Context, name, state string) error {
+	if state != VersioningEnabled && state != VersioningSuspended {
+		return fmt.Errorf("%w: versioning status %q", ErrInvalidArgument, state)
+	}
+	return s.updateBucket(ctx, name, func(b *meta.Bucket) error {
+		b.Versioning = state
+		return nil
+	})
+}
+
+// LifecycleRule is a bucket lifecycle rule the store enforces.
+type LifecycleRule = meta.LifecycleRule
+
+// SetLifecycle replaces the bucket's lifecycle rules (nil removes them).
+func (s *Store) SetLifecycle(ctx context.Context, name string, rules []LifecycleRule) error {
+	for _, r := range rules {
+		if r.AbortIncompleteDays < 0 || r.ExpirationDays < 0 {
+			return fmt.Errorf("%w: lifecycle rule %q: negative days", ErrInvalidArgument, r.ID)
+		}
+	}
+	return s.updateBucket(ctx, name, func(b *meta.Bucket) error {
+		b.Lifecycle = append([]LifecycleRule(nil), rules...)
+		return nil
+	})
+}
+
+// Lifecycle returns the bucket's lifecycle rules.
+func (s *Store) Lifecycle(ctx context.Context, name string) ([]LifecycleRule, error) {
+	var out []LifecycleRule
+	err := s.idx.View(ctx, func(tx meta.Tx) error {
+		b, err := getBucket(tx, name)
+		if err != nil {
+			return err
+		}
+		out = b.Lifecycle
+		return nil
+	})
+	return out, err
+}
+
+func (s *Store) updateBucket(ctx context.Context, name string, fn func(*meta.Bucket) error) error {
+	return s.commit(ctx, nil, 0, func(tx meta.Tx) error {
+		b, err := getBucket(tx, name)
+		if err != nil {
+			return err
+		}
+		if err := fn(b); err != nil {
+			return err
+		}
+		return tx.Put(meta.Buckets, []byte(name), meta.Encode(b))
+	})
+}
+
+func toInfo(bucket, key string, v *meta.Version, latest bool) ObjectInfo {
+	return ObjectInfo{
+		Bucket: bucket, Key: key, VersionID: v.VersionID, Size: v.Size, ETag: v.ETag,
+		ModTime: v.ModTime, ContentType: v.ContentType, Meta: v.Meta,
+		DeleteMarker: v.DeleteMarker, IsLatest: latest, PartsCount: len(v.PartSizes),
+	}
+}

@@ -1,0 +1,144 @@
+package objstore
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/cairnstore/cairn/objstore/drive"
+	"github.com/cairnstore/cairn/objstore/meta"
+)
+
+// commitReq is one mutation waiting for the committer.
+type commitReq struct {
+	// fn applies the mutation. It may run more than once (when another
+	// request of its batch fails, the batch is rolled back and re-run), so
+	// it must derive everything from the transaction and its inputs, and
+	// check before it writes.
+	fn func(tx meta.Tx) error
+	// shards lists the drives holding data this request wrote, nil when it
+	// wrote none; quorum is how many of them must flush.
+	shards []int
+	quorum int
+	done   chan error
+}
+
+// commit runs fn in the next group commit and waits for its outcome. When
+// shards is non-nil the drives are flushed first and the request fails
+// with ErrQuorumLost unless quorum of those drives flushed. Once queued, a
+// request is waited for even if ctx ends, since it may already be durable.
+func (s *Store) commit(ctx context.Context, shards []int, quorum int, fn func(tx meta.Tx) error) error {
+	s.closeMu.RLock()
+	defer s.closeMu.RUnlock()
+	if err := s.checkOpen(); err != nil {
+		return err
+	}
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	r := &commitReq{fn: fn, shards: shards, quorum: quorum, done: make(chan error, 1)}
+	s.commits <- r
+	return <-r.done
+}
+
+// runCommitter is the committer goroutine: it batches every request
+// waiting and commits them together. It drains the queue before exiting.
+func (s *Store) runCommitter(ctx context.Context) {
+	for {
+		var first *commitReq
+		select {
+		case first = <-s.commits:
+		case <-ctx.Done():
+			for {
+				select {
+				case r := <-s.commits:
+					s.runBatch([]*commitReq{r})
+				default:
+					return
+				}
+			}
+		}
+		batch := []*commitReq{first}
+	drain:
+		for len(batch) < 1024 {
+			select {
+			case r := <-s.commits:
+				batch = append(batch, r)
+			default:
+				break drain
+			}
+		}
+		s.runBatch(batch)
+	}
+}
+
+func (s *Store) runBatch(batch []*commitReq) {
+	ctx := context.Background() // requests are committed even when their caller gave up
+	needSync := false
+	for _, r := range batch {
+		if r.shards != nil {
+			needSync = true
+		}
+	}
+	if needSync {
+		errs := drive.SyncAll(ctx, s.drives)
+		kept := batch[:0]
+		for _, r := range batch {
+			if r.shards == nil {
+				kept = append(kept, r)
+				continue
+			}
+			ok := 0
+			for _, d := range r.shards {
+				if errs[d] == nil {
+					ok++
+				}
+			}
+			if ok < r.quorum {
+				r.done <- fmt.Errorf("%w: %d of %d drives flushed, %d needed", ErrQuorumLost, ok, len(r.shards), r.quorum)
+				continue
+			}
+			kept = append(kept, r)
+		}
+		batch = kept
+	}
+	for len(batch) > 0 {
+		failed := -1
+		var ferr error
+		err := s.idx.Update(ctx, func(tx meta.Tx) error {
+			for i, r := range batch {
+				if err := runFn(r.fn, tx); err != nil {
+					failed, ferr = i, err
+					return err
+				}
+			}
+			return nil
+		})
+		if err == nil {
+			for _, r := range batch {
+				r.done <- nil
+			}
+			return
+		}
+		if failed < 0 {
+			// The commit itself failed: nothing of the batch is visible.
+			for _, r := range batch {
+				r.done <- fmt.Errorf("index commit: %w", err)
+			}
+			s.log.Error().Err(err).Int("requests", len(batch)).Msg("index commit failed")
+			return
+		}
+		batch[failed].done <- ferr
+		batch = append(batch[:failed:failed], batch[failed+1:]...)
+	}
+}
+
+// runFn runs fn, turning a panic into an error so one bad request cannot
+// take the server down.
+func runFn(fn func(meta.Tx) error, tx meta.Tx) (err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			err = fmt.Errorf("%w: panic in commit: %v", ErrInternal, p)
+		}
+	}()
+	return fn(tx)
+}

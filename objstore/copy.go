@@ -1,0 +1,209 @@
+package objstore
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/cairnstore/cairn/objstore/meta"
+)
+
+// Copy makes a new version of dstBucket/dstKey holding the bytes of the
+// source version. No byte is copied: the new version references the same
+// data. ETag and size are the source's.
+func (s *Store) Copy(ctx context.Context, srcBucket, srcKey, dstBucket, dstKey string, opt CopyOptions) (ObjectInfo, error) {
+	if err := s.checkOpen(); err != nil {
+		return ObjectInfo{}, err
+	}
+	for _, k := range []string{srcKey, dstKey} {
+		if err := ValidateKey(k); err != nil {
+			return ObjectInfo{}, err
+		}
+	}
+	if err := validateIfNoneMatch(opt.IfNoneMatch); err != nil {
+		return ObjectInfo{}, err
+	}
+	var out ObjectInfo
+	err := s.commit(ctx, nil, 0, func(tx meta.Tx) error {
+		src, _, err := lookupVersion(tx, srcBucket, srcKey, opt.SrcVersionID)
+		if err != nil {
+			return err
+		}
+		if src.DeleteMarker {
+			return fmt.Errorf("%w: %s %s", ErrDeleteMarker, srcKey, src.VersionID)
+		}
+		if opt.SrcIfMatch != "" && normETag(opt.SrcIfMatch) != src.ETag {
+			return fmt.Errorf("%w: copy source If-Match", ErrPreconditionFailed)
+		}
+		if opt.SrcIfNoneMatch != "" && (normETag(opt.SrcIfNoneMatch) == src.ETag || opt.SrcIfNoneMatch == "*") {
+			return fmt.Errorf("%w: copy source If-None-Match", ErrPreconditionFailed)
+		}
+		b, err := getBucket(tx, dstBucket)
+		if err != nil {
+			return err
+		}
+		cur, err := currentVersion(tx, dstBucket, dstKey)
+		if err != nil {
+			return err
+		}
+		if err := checkConds(cur, dstKey, opt.IfMatch, opt.IfNoneMatch); err != nil {
+			return err
+		}
+		v := *src
+		v.ModTime = time.Now().UTC()
+		if opt.ReplaceMeta {
+			v.ContentType, v.Meta = opt.ContentType, opt.Meta
+		}
+		if err := addRefs(tx, v.Segments); err != nil {
+			return err
+		}
+		if err := installVersion(tx, b, dstKey, &v); err != nil {
+			return err
+		}
+		out = toInfo(dstBucket, dstKey, &v, true)
+		return nil
+	})
+	if err != nil {
+		return ObjectInfo{}, err
+	}
+	s.notify(Event{Op: OpPut, Bucket: dstBucket, Key: dstKey})
+	return out, nil
+}
+
+// Rename moves the current version of bucket/from to bucket/to in one
+// transaction, without moving bytes: to gets a new version with the same
+// data, size, ETag and modification time, and from is deleted as Delete
+// would (a delete marker in a versioned bucket). ErrNoSuchKey when from
+// has no current version.
+func (s *Store) Rename(ctx context.Context, bucket, from, to string, opt RenameOptions) error {
+	if err := s.checkOpen(); err != nil {
+		return err
+	}
+	for _, k := range []string{from, to} {
+		if err := ValidateKey(k); err != nil {
+			return err
+		}
+	}
+	if err := validateIfNoneMatch(opt.IfNoneMatch); err != nil {
+		return err
+	}
+	err := s.commit(ctx, nil, 0, func(tx meta.Tx) error {
+		b, err := getBucket(tx, bucket)
+		if err != nil {
+			return err
+		}
+		src, err := currentVersion(tx, bucket, from)
+		if err != nil {
+			return err
+		}
+		if src == nil {
+			return fmt.Errorf("%w: %s/%s", ErrNoSuchKey, bucket, from)
+		}
+		if err := checkConds(src, from, opt.IfMatch, ""); err != nil {
+			return err
+		}
+		dst, err := currentVersion(tx, bucket, to)
+		if err != nil {
+			return err
+		}
+		if err := checkConds(dst, to, opt.DestIfMatch, opt.IfNoneMatch); err != nil {
+			return err
+		}
+		if from == to {
+			return nil
+		}
+		return renameOne(tx, b, from, to, src)
+	})
+	if err != nil {
+		return err
+	}
+	s.notify(Event{Op: OpRename, Bucket: bucket, Key: from, To: to})
+	return nil
+}
+
+func renameOne(tx meta.Tx, b *meta.Bucket, from, to string, src *meta.Version) error {
+	v := *src
+	if err := addRefs(tx, v.Segments); err != nil {
+		return err
+	}
+	if err := installVersion(tx, b, to, &v); err != nil {
+		return err
+	}
+	_, err := deleteCurrent(tx, b, from)
+	return err
+}
+
+// RenamePrefix renames every key under prefix from to the same key under
+// prefix to, all in one transaction: a reader sees every old name or every
+// new name. Only index entries change, so the time does not depend on the
+// objects' sizes. Keys existing under to are replaced unless
+// opt.IfNoneMatch is "*", which fails with ErrPreconditionFailed when any
+// key exists under to. Prefixes nested in each other are
+// ErrInvalidArgument. It returns the number of keys renamed.
+func (s *Store) RenamePrefix(ctx context.Context, bucket, from, to string, opt RenameOptions) (int, error) {
+	if err := s.checkOpen(); err != nil {
+		return 0, err
+	}
+	for _, k := range []string{from, to} {
+		if err := ValidateKey(k); err != nil {
+			return 0, err
+		}
+	}
+	if err := validateIfNoneMatch(opt.IfNoneMatch); err != nil {
+		return 0, err
+	}
+	if from == to {
+		return 0, nil
+	}
+	if strings.HasPrefix(to, from) || strings.HasPrefix(from, to) {
+		return 0, fmt.Errorf("%w: cannot rename %q into %q: one contains the other", ErrInvalidArgument, from, to)
+	}
+	var n int
+	err := s.commit(ctx, nil, 0, func(tx meta.Tx) error {
+		n = 0
+		b, err := getBucket(tx, bucket)
+		if err != nil {
+			return err
+		}
+		if opt.IfNoneMatch == "*" {
+			p := meta.ObjectKey(bucket, to)
+			if k, _ := tx.Cursor(meta.Objects).Seek(p); meta.HasPrefix(k, p) {
+				return fmt.Errorf("%w: keys exist under %q", ErrPreconditionFailed, to)
+			}
+		}
+		type item struct {
+			key string
+			v   meta.Version
+		}
+		var items []item
+		p := meta.ObjectKey(bucket, from)
+		c := tx.Cursor(meta.Objects)
+		for k, raw := c.Seek(p); meta.HasPrefix(k, p); k, raw = c.Next() {
+			var v meta.Version
+			if err := meta.Decode(raw, &v); err != nil {
+				return err
+			}
+			_, key, _ := meta.SplitObjectKey(k)
+			items = append(items, item{key, v})
+		}
+		for i := range items {
+			dst := to + strings.TrimPrefix(items[i].key, from)
+			if err := ValidateKey(dst); err != nil {
+				return err
+			}
+			if err := renameOne(tx, b, items[i].key, dst, &items[i].v); err != nil {
+				return err
+			}
+		}
+		n = len(items)
+		return nil
+	})
+	if err != nil {
+		return 0, err
+	}
+	if n > 0 {
+		s.notify(Event{Op: OpRenamePrefix, Bucket: bucket, Key: from, To: to})
+	}
+	return n, nil
+}

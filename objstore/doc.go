@@ -1,0 +1,39 @@
+// Package objstore is Cairn's erasure-coded, copy-on-write object store:
+// the one store every face (S3, the mount, the catalog) works on.
+//
+// A Store composes three parts it alone may import: objstore/meta (the
+// bbolt index), objstore/erasure (the Reed-Solomon codec and shard format)
+// and objstore/drive (one directory per drive). It must not import the
+// catalog, the faces or fs.
+//
+// # Model
+//
+// An object version's bytes live in immutable data objects, each cut into
+// blocks and encoded into k data + m parity shards, one shard file per
+// drive. A version lists segments (data id, offset, length). Writing
+// creates new data and then commits by flipping the key's pointer in one
+// index transaction: readers see the old version or the new, never a mix.
+// Copy, rename and prefix rename only write index entries and adjust data
+// reference counts, so they are O(1) in bytes.
+//
+// # Durability and group commit
+//
+// Shard files are written without fsync. Each mutation goes through one
+// committer goroutine that takes every request waiting, flushes the drives
+// once (syncfs) when any of them wrote data, and applies all of them in one
+// bbolt transaction. A lone request starts a batch at once; concurrent
+// ones share the flushes. The index never points at data that was not
+// flushed first.
+//
+// # Reclaiming space
+//
+// When a data object's reference count drops to zero it moves to the
+// garbage table in the same transaction. The cleaner deletes its shards
+// once no open reader pins it. Shard files of writes that never committed
+// (a crash between writing and committing) are orphans: Open sweeps them.
+//
+// # Lock order
+//
+// Store.pinGate (readers share, the cleaner takes it alone) -> Store.pinMu.
+// The committer runs index transactions without holding either.
+package objstore

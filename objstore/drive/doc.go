@@ -1,0 +1,18 @@
+// Package drive owns one drive of the store: a directory (in production one
+// per disk) holding shard files, behind a small seam so tests can inject
+// faults.
+//
+// Layout of a drive directory:
+//
+//	format.json        {"format":1,"set":"<set id>","index":N}
+//	data/xx/<dataid>   one shard file per data id (xx = first two hex digits)
+//	tmp/               files being rebuilt by heal, renamed into data/ when done
+//
+// The package knows nothing of the shard format (objstore/erasure) or the
+// index (objstore/meta). It must not import other Cairn packages.
+//
+// Durability: Create does not fsync. Callers make a batch of writes durable
+// with Sync, which is syncfs(2) on the drive's filesystem, so that many
+// small shard files share one flush (group commit). SyncAll issues one
+// syncfs per distinct filesystem.
+package drive

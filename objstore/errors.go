@@ -1,0 +1,76 @@
+package objstore
+
+import (
+	"errors"
+	"fmt"
+)
+
+// Sentinel errors of the store. Every face maps them once (S3 codes in
+// frontends/s3/errors.go, errno in fs/errno.go, exit codes in cmd/cairn).
+// Errors returned by the Store wrap one of these; match with errors.Is.
+var (
+	// ErrInvalidArgument: a malformed option or value that fits no more
+	// precise sentinel (negative size, bad range syntax, unknown setting).
+	ErrInvalidArgument = errors.New("invalid argument")
+	// ErrInvalidBucketName: the name breaks the S3 bucket naming rules.
+	ErrInvalidBucketName = errors.New("invalid bucket name")
+	// ErrBucketExists: CreateBucket on a name that exists.
+	ErrBucketExists = errors.New("bucket already exists")
+	// ErrNoSuchBucket: the bucket does not exist.
+	ErrNoSuchBucket = errors.New("no such bucket")
+	// ErrBucketNotEmpty: DeleteBucket on a bucket holding objects, versions
+	// or incomplete multipart uploads.
+	ErrBucketNotEmpty = errors.New("bucket not empty")
+	// ErrInvalidKey: a key that is empty, longer than 1024 bytes, not
+	// valid UTF-8 or holding a NUL byte.
+	ErrInvalidKey = errors.New("invalid object key")
+	// ErrNoSuchKey: the key has no current version (absent or deleted).
+	ErrNoSuchKey = errors.New("no such key")
+	// ErrNoSuchVersion: the version id does not exist for the key.
+	ErrNoSuchVersion = errors.New("no such version")
+	// ErrDeleteMarker: the addressed version is a delete marker, which has
+	// no data (S3 answers 405 for a GET of one by version id).
+	ErrDeleteMarker = errors.New("version is a delete marker")
+	// ErrPreconditionFailed: If-Match / If-None-Match did not hold.
+	ErrPreconditionFailed = errors.New("precondition failed")
+	// ErrInvalidRange: a byte range that does not overlap the object.
+	ErrInvalidRange = errors.New("requested range not satisfiable")
+	// ErrNoSuchUpload: the multipart upload id is unknown (never created,
+	// completed or aborted).
+	ErrNoSuchUpload = errors.New("no such upload")
+	// ErrInvalidPartNumber: a part number outside 1..10000.
+	ErrInvalidPartNumber = errors.New("invalid part number")
+	// ErrInvalidPart: a completed part that was not uploaded or whose ETag
+	// does not match.
+	ErrInvalidPart = errors.New("invalid part")
+	// ErrInvalidPartOrder: the complete list is not in ascending order.
+	ErrInvalidPartOrder = errors.New("invalid part order")
+	// ErrEntityTooSmall: a part other than the last is below the minimum
+	// part size.
+	ErrEntityTooSmall = errors.New("entity too small")
+	// ErrIncompleteBody: the body ended before the declared size, or ran
+	// past it.
+	ErrIncompleteBody = errors.New("incomplete body")
+	// ErrBadDigest: the body does not match the MD5 the caller declared.
+	ErrBadDigest = errors.New("bad digest")
+	// ErrQuorumLost: too few drives answered to write (or read) safely;
+	// nothing was made visible.
+	ErrQuorumLost = errors.New("drive quorum lost")
+	// ErrDataCorrupt: the data cannot be rebuilt from the shards left.
+	ErrDataCorrupt = errors.New("data corrupt beyond repair")
+	// ErrInternal: a bug caught at run time (a panic in a transaction); the
+	// operation had no effect.
+	ErrInternal = errors.New("internal error")
+	// ErrClosed: the store is closed.
+	ErrClosed = errors.New("store closed")
+)
+
+// PartError tells which part of a complete request was rejected; it wraps
+// ErrInvalidPart, ErrInvalidPartOrder or ErrEntityTooSmall.
+type PartError struct {
+	Number int
+	Err    error
+}
+
+func (e *PartError) Error() string { return fmt.Sprintf("part %d: %v", e.Number, e.Err) }
+func (e *PartError) Unwrap() error { return e.Err }

@@ -1,0 +1,185 @@
+package objstore
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/cairnstore/cairn/objstore/erasure"
+	"github.com/cairnstore/cairn/objstore/meta"
+)
+
+// ShardRef names one shard file (or, with Drive -1, a whole data object).
+type ShardRef struct {
+	DataID string `json:"data_id"`
+	Drive  int    `json:"drive"`
+	Path   string `json:"path,omitempty"`
+	Bucket string `json:"bucket,omitempty"`
+	Key    string `json:"key,omitempty"`
+}
+
+// FsckReport is what Fsck found.
+type FsckReport struct {
+	Versions      int64      `json:"versions"`
+	DataObjects   int64      `json:"data_objects"`
+	ShardFiles    int64      `json:"shard_files"`
+	OrphanShards  []ShardRef `json:"orphan_shards"`  // shard files the index does not reference
+	MissingShards []ShardRef `json:"missing_shards"` // referenced shards absent from their drive
+	CorruptShards []ShardRef `json:"corrupt_shards"` // bad header, size or block checksum
+	LostData      []ShardRef `json:"lost_data"`      // data with fewer than k good shards (Drive -1)
+	Dangling      []string   `json:"dangling"`       // versions or parts naming data the index lacks
+}
+
+// Clean reports whether nothing is wrong.
+func (r FsckReport) Clean() bool {
+	return len(r.OrphanShards)+len(r.MissingShards)+len(r.CorruptShards)+len(r.LostData)+len(r.Dangling) == 0
+}
+
+// Fsck checks an offline data directory and changes nothing: every shard
+// of every data object (header and block checksums), every version's and
+// part's data references, and shard files nothing references.
+func Fsck(ctx context.Context, opt Options, progress func(Progress)) (FsckReport, error) {
+	opt.NoBackground = true
+	s, err := open(ctx, opt)
+	if err != nil {
+		return FsckReport{}, err
+	}
+	defer s.Close()
+	return s.fsck(ctx, progress)
+}
+
+func (s *Store) fsck(ctx context.Context, progress func(Progress)) (FsckReport, error) {
+	var rep FsckReport
+	datas, err := s.allData(ctx)
+	if err != nil {
+		return rep, err
+	}
+	known := map[string]bool{}
+	for i, d := range datas {
+		if progress != nil {
+			progress(Progress{Phase: "verify", Done: int64(i), Total: int64(len(datas))})
+		}
+		known[d.id.String()] = true
+		rep.DataObjects++
+		codec, err := s.codec(d.rec.K, d.rec.M, d.rec.BlockSize)
+		if err != nil {
+			return rep, err
+		}
+		srcs, closeAll := s.openShards(ctx, d.id.String(), d.rec.K+d.rec.M)
+		states, err := codec.Verify(ctx, dataHeader(d.id, d.rec), srcs)
+		closeAll()
+		if err != nil {
+			return rep, err
+		}
+		good := 0
+		for idx, st := range states {
+			switch st {
+			case erasure.ShardOK:
+				good++
+			case erasure.ShardMissing:
+				rep.MissingShards = append(rep.MissingShards, s.shardRef(d.id, idx, d.rec))
+			default:
+				rep.CorruptShards = append(rep.CorruptShards, s.shardRef(d.id, idx, d.rec))
+			}
+		}
+		if good < d.rec.K {
+			rep.LostData = append(rep.LostData, s.shardRef(d.id, -1, d.rec))
+		}
+	}
+	if progress != nil {
+		progress(Progress{Phase: "verify", Done: int64(len(datas)), Total: int64(len(datas))})
+	}
+	if err := s.checkRefs(ctx, known, &rep); err != nil {
+		return rep, err
+	}
+	for _, d := range s.drives {
+		err := d.Walk(ctx, func(name string) error {
+			rep.ShardFiles++
+			if !known[name] {
+				rep.OrphanShards = append(rep.OrphanShards, ShardRef{DataID: name, Drive: d.Index(), Path: d.Path(name)})
+			}
+			return nil
+		})
+		if err != nil {
+			return rep, err
+		}
+	}
+	return rep, nil
+}
+
+// checkRefs counts versions and reports segments naming unknown data.
+func (s *Store) checkRefs(ctx context.Context, known map[string]bool, rep *FsckReport) error {
+	return s.idx.View(ctx, func(tx meta.Tx) error {
+		live := map[string]bool{}
+		c := tx.Cursor(meta.DataTable)
+		for k, _ := c.First(); k != nil; k, _ = c.Next() {
+			var id erasure.DataID
+			copy(id[:], k)
+			live[id.String()] = true
+		}
+		check := func(where string, segs []meta.Segment) {
+			for _, sg := range segs {
+				if !live[sg.Data] {
+					rep.Dangling = append(rep.Dangling, fmt.Sprintf("%s: data %s", where, sg.Data))
+				}
+			}
+		}
+		vc := tx.Cursor(meta.Versions)
+		for k, raw := vc.First(); k != nil; k, raw = vc.Next() {
+			rep.Versions++
+			var v meta.Version
+			if err := meta.Decode(raw, &v); err != nil {
+				return err
+			}
+			b, key, _, _ := meta.SplitVersionKey(k)
+			check(fmt.Sprintf("%s/%s version %s", b, key, v.VersionID), v.Segments)
+		}
+		pc := tx.Cursor(meta.Parts)
+		for k, raw := pc.First(); k != nil; k, raw = pc.Next() {
+			var p meta.Part
+			if err := meta.Decode(raw, &p); err != nil {
+				return err
+			}
+			check(fmt.Sprintf("upload part %q", k), p.Segments)
+		}
+		return nil
+	})
+}
+
+// sweep removes the shard files no committed write references.
+func (s *Store) sweep(ctx context.Context) error {
+	n, err := s.sweepCount(ctx)
+	if n > 0 {
+		s.log.Info().Int64("shards", n).Msg("removed orphan shard files")
+	}
+	return err
+}
+
+func (s *Store) sweepCount(ctx context.Context) (int64, error) {
+	var removed int64
+	for _, d := range s.drives {
+		var orphans []string
+		err := s.idx.View(ctx, func(tx meta.Tx) error {
+			return d.Walk(ctx, func(name string) error {
+				id, err := erasure.ParseDataID(name)
+				if err != nil {
+					return nil // not a shard name: leave it for an operator
+				}
+				k := meta.DataKey(id)
+				if tx.Get(meta.DataTable, k) == nil && tx.Get(meta.Garbage, k) == nil {
+					orphans = append(orphans, name)
+				}
+				return nil
+			})
+		})
+		if err != nil {
+			return removed, fmt.Errorf("sweep drive %d: %w", d.Index(), err)
+		}
+		for _, name := range orphans {
+			if err := d.Remove(ctx, name); err != nil {
+				return removed, err
+			}
+			removed++
+		}
+	}
+	return removed, nil
+}

@@ -1,0 +1,232 @@
+package objstore
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+
+	"github.com/cairnstore/cairn/objstore/drive"
+	"github.com/cairnstore/cairn/objstore/erasure"
+	"github.com/cairnstore/cairn/objstore/meta"
+)
+
+// HealReport says what Heal did.
+type HealReport struct {
+	Healed         []ShardRef // shards rewritten
+	OrphansRemoved int64      // shard files no committed write referenced
+	Unrecoverable  []ShardRef // data with fewer than k good shards (Drive -1)
+}
+
+// OK reports whether everything is healthy after the heal.
+func (r HealReport) OK() bool { return len(r.Unrecoverable) == 0 }
+
+// Heal checks every data object of the offline data directory and
+// rewrites its missing or corrupt shards from the good ones, then removes
+// orphan shard files. The directory must not be served meanwhile.
+func Heal(ctx context.Context, opt Options, progress func(Progress)) (HealReport, error) {
+	opt.NoBackground = true
+	s, err := open(ctx, opt)
+	if err != nil {
+		return HealReport{}, err
+	}
+	defer s.Close()
+	var rep HealReport
+	datas, err := s.allData(ctx)
+	if err != nil {
+		return rep, err
+	}
+	for i, d := range datas {
+		if progress != nil {
+			progress(Progress{Phase: "heal", Done: int64(i), Total: int64(len(datas))})
+		}
+		healed, err := s.healData(ctx, d.id, d.rec)
+		for _, idx := range healed {
+			rep.Healed = append(rep.Healed, s.shardRef(d.id, idx, d.rec))
+		}
+		if errors.Is(err, ErrDataCorrupt) {
+			ref := s.shardRef(d.id, -1, d.rec)
+			rep.Unrecoverable = append(rep.Unrecoverable, ref)
+			continue
+		}
+		if err != nil {
+			return rep, err
+		}
+	}
+	if progress != nil {
+		progress(Progress{Phase: "heal", Done: int64(len(datas)), Total: int64(len(datas))})
+	}
+	n, err := s.sweepCount(ctx)
+	rep.OrphansRemoved = n
+	return rep, err
+}
+
+type dataItem struct {
+	id  erasure.DataID
+	rec meta.Data
+}
+
+// allData lists every data object the index knows, live or garbage.
+func (s *Store) allData(ctx context.Context) ([]dataItem, error) {
+	var out []dataItem
+	err := s.idx.View(ctx, func(tx meta.Tx) error {
+		for _, t := range []meta.Table{meta.DataTable, meta.Garbage} {
+			c := tx.Cursor(t)
+			for k, v := c.First(); k != nil; k, v = c.Next() {
+				var it dataItem
+				copy(it.id[:], k)
+				if t == meta.Garbage {
+					var g meta.GarbageEntry
+					if err := meta.Decode(v, &g); err != nil {
+						return err
+					}
+					it.rec = g.Data
+				} else if err := meta.Decode(v, &it.rec); err != nil {
+					return err
+				}
+				out = append(out, it)
+			}
+		}
+		return nil
+	})
+	return out, err
+}
+
+// openShards opens the shard files of a data object; nil for missing ones.
+func (s *Store) openShards(ctx context.Context, id string, n int) ([]io.ReaderAt, func()) {
+	srcs := make([]io.ReaderAt, n)
+	var files []*os.File
+	for i := 0; i < n && i < len(s.drives); i++ {
+		f, err := s.drives[i].Open(ctx, id)
+		if err != nil {
+			if !errors.Is(err, fs.ErrNotExist) {
+				s.log.Warn().Err(err).Int("drive", i).Str("data", id).Msg("cannot open shard")
+			}
+			continue
+		}
+		srcs[i] = f
+		files = append(files, f)
+	}
+	return srcs, func() {
+		for _, f := range files {
+			f.Close()
+		}
+	}
+}
+
+func dataHeader(id erasure.DataID, d meta.Data) erasure.Header {
+	return erasure.Header{K: d.K, M: d.M, BlockSize: d.BlockSize, Size: d.Size, DataID: id, Bucket: d.Bucket, Key: d.Key}
+}
+
+// healData verifies one data object and rebuilds its bad shards. It
+// returns the shard indices rewritten; ErrDataCorrupt when fewer than k
+// shards are good.
+func (s *Store) healData(ctx context.Context, id erasure.DataID, d meta.Data) ([]int, error) {
+	codec, err := s.codec(d.K, d.M, d.BlockSize)
+	if err != nil {
+		return nil, err
+	}
+	name := id.String()
+	hdr := dataHeader(id, d)
+	srcs, closeAll := s.openShards(ctx, name, d.K+d.M)
+	defer closeAll()
+	states, err := codec.Verify(ctx, hdr, srcs)
+	if err != nil {
+		return nil, err
+	}
+	var bad []int
+	good := 0
+	for i, st := range states {
+		if st == erasure.ShardOK {
+			good++
+		} else {
+			bad = append(bad, i)
+		}
+	}
+	if len(bad) == 0 {
+		return nil, nil
+	}
+	if good < d.K {
+		return nil, fmt.Errorf("%w: data %s has %d good shards of %d needed", ErrDataCorrupt, name, good, d.K)
+	}
+	for _, i := range bad {
+		srcs[i] = nil // never read from a shard known bad
+	}
+	targets := map[int]io.WriterAt{}
+	var staged []*drive.Staged
+	abort := func() {
+		for _, st := range staged {
+			st.Abort()
+		}
+	}
+	var healed []int
+	for _, i := range bad {
+		if i >= len(s.drives) {
+			continue
+		}
+		st, err := s.drives[i].Stage(ctx, name)
+		if err != nil {
+			s.log.Warn().Err(err).Int("drive", i).Str("data", name).Msg("cannot stage shard for heal")
+			continue
+		}
+		staged = append(staged, st)
+		targets[i] = st
+		healed = append(healed, i)
+	}
+	if len(targets) == 0 {
+		return nil, nil
+	}
+	if err := codec.Rebuild(ctx, hdr, srcs, targets); err != nil {
+		abort()
+		if errors.Is(err, erasure.ErrReadQuorum) {
+			return nil, fmt.Errorf("%w: data %s: %v", ErrDataCorrupt, name, err)
+		}
+		return nil, err
+	}
+	for _, st := range staged {
+		if err := st.Commit(); err != nil {
+			abort()
+			return nil, fmt.Errorf("heal data %s: %w", name, err)
+		}
+	}
+	s.log.Info().Str("data", name).Ints("shards", healed).Msg("healed")
+	return healed, nil
+}
+
+// runHealer heals the data that reads found degraded.
+func (s *Store) runHealer(ctx context.Context) {
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case name := <-s.healq:
+			id, err := erasure.ParseDataID(name)
+			if err != nil {
+				continue
+			}
+			var d meta.Data
+			found := false
+			_ = s.idx.View(ctx, func(tx meta.Tx) error {
+				raw := tx.Get(meta.DataTable, meta.DataKey(id))
+				found = raw != nil && meta.Decode(raw, &d) == nil
+				return nil
+			})
+			if !found {
+				continue // freed meanwhile, or a write that never committed
+			}
+			if _, err := s.healData(ctx, id, d); err != nil && ctx.Err() == nil {
+				s.log.Error().Err(err).Str("data", name).Msg("heal")
+			}
+		}
+	}
+}
+
+func (s *Store) shardRef(id erasure.DataID, drive int, d meta.Data) ShardRef {
+	r := ShardRef{DataID: id.String(), Drive: drive, Bucket: d.Bucket, Key: d.Key}
+	if drive >= 0 && drive < len(s.drives) {
+		r.Path = s.drives[drive].Path(id.String())
+	}
+	return r
+}

@@ -1,0 +1,82 @@
+package objstore
+
+import (
+	"bytes"
+	"context"
+	"io"
+	"math/rand/v2"
+	"testing"
+)
+
+// newTestStore opens a store in a temporary directory and, when the test
+// ends, closes it and runs fsck on it: every test ends with a consistency
+// check (the bbolt btesting habit).
+func newTestStore(t testing.TB, drives, parity int, tweak ...func(*Options)) (*Store, Options) {
+	t.Helper()
+	opt := Options{Dir: t.TempDir(), DriveCount: drives, Parity: parity, BlockSize: 64 << 10, MinPartSize: 1, NoBackground: true}
+	for _, f := range tweak {
+		f(&opt)
+	}
+	s, err := Open(context.Background(), opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := s.Close(); err != nil {
+			t.Errorf("close: %v", err)
+		}
+		if t.Failed() {
+			return
+		}
+		o := opt
+		o.Parity = -1
+		rep, err := Fsck(context.Background(), o, nil)
+		if err != nil {
+			t.Errorf("fsck: %v", err)
+			return
+		}
+		if !rep.Clean() {
+			t.Errorf("fsck after test: %+v", rep)
+		}
+	})
+	return s, opt
+}
+
+func randBytes(n int, seed uint64) []byte {
+	r := rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15))
+	b := make([]byte, n)
+	for i := range b {
+		b[i] = byte(r.Uint32())
+	}
+	return b
+}
+
+func mustBucket(t testing.TB, s *Store, name string) {
+	t.Helper()
+	if err := s.CreateBucket(context.Background(), name); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func mustPut(t testing.TB, s *Store, bucket, key string, data []byte) ObjectInfo {
+	t.Helper()
+	info, err := s.Put(context.Background(), bucket, key, bytes.NewReader(data), int64(len(data)), PutOptions{})
+	if err != nil {
+		t.Fatalf("put %s: %v", key, err)
+	}
+	return info
+}
+
+func readAll(t testing.TB, s *Store, bucket, key string, opt GetOptions) []byte {
+	t.Helper()
+	r, err := s.Open(context.Background(), bucket, key, opt)
+	if err != nil {
+		t.Fatalf("open %s: %v", key, err)
+	}
+	defer r.Close()
+	b, err := io.ReadAll(r)
+	if err != nil {
+		t.Fatalf("read %s: %v", key, err)
+	}
+	return b
+}

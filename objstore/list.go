@@ -1,0 +1,183 @@
+package objstore
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/cairnstore/cairn/objstore/meta"
+)
+
+const defaultMaxKeys = 1000
+
+// past is appended to a prefix to seek beyond every key starting with it:
+// 0xff never occurs in UTF-8.
+const past = "\xff"
+
+// List returns one page of the bucket's current objects in key order, with
+// keys sharing a prefix up to the delimiter rolled into CommonPrefixes.
+// The whole page comes from one index snapshot.
+func (s *Store) List(ctx context.Context, bucket string, opt ListOptions) (ListPage, error) {
+	max, err := maxKeys(opt.MaxKeys)
+	if err != nil {
+		return ListPage{}, err
+	}
+	if err := validatePrefix(opt.Prefix); err != nil {
+		return ListPage{}, err
+	}
+	var page ListPage
+	err = s.idx.View(ctx, func(tx meta.Tx) error {
+		if _, err := getBucket(tx, bucket); err != nil {
+			return err
+		}
+		bp := meta.BucketPrefix(bucket)
+		full := append(append([]byte{}, bp...), opt.Prefix...)
+		c := tx.Cursor(meta.Objects)
+		k, v := c.Seek(full)
+		if opt.After != "" && opt.After >= opt.Prefix {
+			k, v = c.Seek(append(append(append([]byte{}, bp...), opt.After...), 0))
+		}
+		for count := 0; meta.HasPrefix(k, full); {
+			key := string(k[len(bp):])
+			if cp, ok := commonPrefix(key, opt.Prefix, opt.Delimiter); ok {
+				if cp <= opt.After {
+					k, v = c.Seek(append(append(append([]byte{}, bp...), cp...), past...))
+					continue
+				}
+				if count == max {
+					page.IsTruncated = true
+					break
+				}
+				page.CommonPrefixes = append(page.CommonPrefixes, cp)
+				page.NextMarker = cp
+				count++
+				k, v = c.Seek(append(append(append([]byte{}, bp...), cp...), past...))
+				continue
+			}
+			if count == max {
+				page.IsTruncated = true
+				break
+			}
+			var ver meta.Version
+			if err := meta.Decode(v, &ver); err != nil {
+				return err
+			}
+			page.Objects = append(page.Objects, toInfo(bucket, key, &ver, true))
+			page.NextMarker = key
+			count++
+			k, v = c.Next()
+		}
+		if !page.IsTruncated {
+			page.NextMarker = ""
+		}
+		return nil
+	})
+	return page, err
+}
+
+func maxKeys(n int) (int, error) {
+	switch {
+	case n < 0:
+		return 0, fmt.Errorf("%w: max keys %d", ErrInvalidArgument, n)
+	case n == 0:
+		return defaultMaxKeys, nil
+	}
+	return n, nil
+}
+
+// commonPrefix returns the prefix up to and including the first delimiter
+// after prefix in key.
+func commonPrefix(key, prefix, delim string) (string, bool) {
+	if delim == "" {
+		return "", false
+	}
+	i := strings.Index(key[len(prefix):], delim)
+	if i < 0 {
+		return "", false
+	}
+	return key[:len(prefix)+i+len(delim)], true
+}
+
+// ListVersions returns one page of every version and delete marker of the
+// bucket, in key order and newest first within a key.
+func (s *Store) ListVersions(ctx context.Context, bucket string, opt ListVersionsOptions) (VersionsPage, error) {
+	max, err := maxKeys(opt.MaxKeys)
+	if err != nil {
+		return VersionsPage{}, err
+	}
+	if err := validatePrefix(opt.Prefix); err != nil {
+		return VersionsPage{}, err
+	}
+	if opt.VersionIDMarker != "" && opt.KeyMarker == "" {
+		return VersionsPage{}, fmt.Errorf("%w: a version-id marker needs a key marker", ErrInvalidArgument)
+	}
+	var page VersionsPage
+	err = s.idx.View(ctx, func(tx meta.Tx) error {
+		if _, err := getBucket(tx, bucket); err != nil {
+			return err
+		}
+		bp := meta.BucketPrefix(bucket)
+		full := append(append([]byte{}, bp...), opt.Prefix...)
+		c := tx.Cursor(meta.Versions)
+		k, v := c.Seek(full)
+		after := opt.KeyMarker
+		switch {
+		case opt.VersionIDMarker != "":
+			mv, err := findVersion(tx, bucket, opt.KeyMarker, opt.VersionIDMarker)
+			if err != nil {
+				return err
+			}
+			k, v = c.Seek(meta.VersionKey(bucket, opt.KeyMarker, mv.Seq))
+			k, v = c.Next()
+			after = "" // the rest of the marker key's versions follow
+			if opt.KeyMarker < opt.Prefix {
+				k, v = c.Seek(full)
+			}
+		case opt.KeyMarker != "" && opt.KeyMarker >= opt.Prefix:
+			k, v = c.Seek(append(append(append([]byte{}, bp...), opt.KeyMarker...), 1))
+		}
+		lastKey := ""
+		if opt.VersionIDMarker != "" {
+			lastKey = opt.KeyMarker // versions after the marker are not the newest
+		}
+		for count := 0; meta.HasPrefix(k, full); {
+			_, key, _, ok := meta.SplitVersionKey(k)
+			if !ok {
+				return fmt.Errorf("%w: versions key %q", meta.ErrCorruptRecord, k)
+			}
+			if cp, ok := commonPrefix(key, opt.Prefix, opt.Delimiter); ok {
+				if cp <= after || (opt.VersionIDMarker != "" && strings.HasPrefix(opt.KeyMarker, cp)) {
+					k, v = c.Seek(append(append(append([]byte{}, bp...), cp...), past...))
+					continue
+				}
+				if count == max {
+					page.IsTruncated = true
+					break
+				}
+				page.CommonPrefixes = append(page.CommonPrefixes, cp)
+				page.NextKeyMarker, page.NextVersionIDMarker = cp, ""
+				count++
+				k, v = c.Seek(append(append(append([]byte{}, bp...), cp...), past...))
+				continue
+			}
+			if count == max {
+				page.IsTruncated = true
+				break
+			}
+			var ver meta.Version
+			if err := meta.Decode(v, &ver); err != nil {
+				return err
+			}
+			page.Versions = append(page.Versions, toInfo(bucket, key, &ver, key != lastKey))
+			lastKey = key
+			page.NextKeyMarker, page.NextVersionIDMarker = key, ver.VersionID
+			count++
+			k, v = c.Next()
+		}
+		if !page.IsTruncated {
+			page.NextKeyMarker, page.NextVersionIDMarker = "", ""
+		}
+		return nil
+	})
+	return page, err
+}

@@ -1,0 +1,81 @@
+package meta
+
+import (
+	"bytes"
+	"encoding/binary"
+)
+
+// Sep separates the parts of composite keys.
+const Sep = 0x00
+
+// BucketPrefix is "<bucket>\0", the prefix of a bucket's keys in objects,
+// versions and uploads.
+func BucketPrefix(bucket string) []byte {
+	b := make([]byte, 0, len(bucket)+1)
+	b = append(b, bucket...)
+	return append(b, Sep)
+}
+
+// ObjectKey is the objects key of bucket/key.
+func ObjectKey(bucket, key string) []byte {
+	b := make([]byte, 0, len(bucket)+len(key)+1)
+	b = append(b, bucket...)
+	b = append(b, Sep)
+	return append(b, key...)
+}
+
+// SplitObjectKey returns the object key part of an objects key.
+func SplitObjectKey(k []byte) (bucket, key string, ok bool) {
+	i := bytes.IndexByte(k, Sep)
+	if i < 0 {
+		return "", "", false
+	}
+	return string(k[:i]), string(k[i+1:]), true
+}
+
+// VersionPrefix is "<bucket>\0<key>\0", the prefix of a key's versions.
+func VersionPrefix(bucket, key string) []byte {
+	return append(ObjectKey(bucket, key), Sep)
+}
+
+// VersionKey is the versions key of one version.
+func VersionKey(bucket, key string, seq uint64) []byte {
+	b := VersionPrefix(bucket, key)
+	return binary.BigEndian.AppendUint64(b, ^seq)
+}
+
+// SplitVersionKey parses a versions key.
+func SplitVersionKey(k []byte) (bucket, key string, seq uint64, ok bool) {
+	if len(k) < 10 || k[len(k)-9] != Sep {
+		return "", "", 0, false
+	}
+	bucket, key, ok = SplitObjectKey(k[:len(k)-9])
+	return bucket, key, ^binary.BigEndian.Uint64(k[len(k)-8:]), ok
+}
+
+// UploadKey is the uploads key of an upload.
+func UploadKey(bucket, key, uploadID string) []byte {
+	b := ObjectKey(bucket, key)
+	b = append(b, Sep)
+	return append(b, uploadID...)
+}
+
+// PartPrefix is "<upload id>\0".
+func PartPrefix(uploadID string) []byte {
+	return append([]byte(uploadID), Sep)
+}
+
+// PartKey is the parts key of part n of an upload.
+func PartKey(uploadID string, n int) []byte {
+	return binary.BigEndian.AppendUint32(PartPrefix(uploadID), uint32(n))
+}
+
+// DataKey is the data/garbage key of a data id.
+func DataKey(id [16]byte) []byte {
+	k := make([]byte, 16)
+	copy(k, id[:])
+	return k
+}
+
+// HasPrefix reports whether k starts with p (for cursor loops).
+func HasPrefix(k, p []byte) bool { return k != nil && bytes.HasPrefix(k, p) }

@@ -1,0 +1,113 @@
+package meta
+
+import (
+	"encoding/json"
+	"fmt"
+	"time"
+)
+
+// Layout is the drive set recorded at first open; later opens must match.
+type Layout struct {
+	Set       string `json:"set"`
+	Drives    int    `json:"drives"`
+	Parity    int    `json:"parity"`
+	BlockSize int    `json:"block_size"`
+}
+
+// Bucket is a bucket's record.
+type Bucket struct {
+	Name       string          `json:"name"`
+	Created    time.Time       `json:"created"`
+	Versioning string          `json:"versioning,omitempty"` // "", "Enabled" or "Suspended"
+	Lifecycle  []LifecycleRule `json:"lifecycle,omitempty"`
+}
+
+// LifecycleRule is the part of an S3 lifecycle rule the store acts on.
+type LifecycleRule struct {
+	ID      string `json:"id,omitempty"`
+	Prefix  string `json:"prefix,omitempty"`
+	Enabled bool   `json:"enabled"`
+	// AbortIncompleteDays aborts multipart uploads initiated more than
+	// this many days ago; zero means no such action.
+	AbortIncompleteDays int `json:"abort_incomplete_days,omitempty"`
+	// ExpirationDays deletes current versions older than this many days;
+	// zero means no such action.
+	ExpirationDays int `json:"expiration_days,omitempty"`
+}
+
+// Segment is a byte range of one erasure-coded data object. An object or
+// part is the concatenation of its segments.
+type Segment struct {
+	Data   string `json:"d"` // data id, hex
+	Offset int64  `json:"o,omitempty"`
+	Length int64  `json:"l"`
+}
+
+// Version is one version of a key.
+type Version struct {
+	VersionID    string            `json:"vid"` // "null" for the null version
+	Seq          uint64            `json:"seq"`
+	Size         int64             `json:"size"`
+	ETag         string            `json:"etag,omitempty"`
+	ModTime      time.Time         `json:"mtime"`
+	ContentType  string            `json:"ctype,omitempty"`
+	Meta         map[string]string `json:"meta,omitempty"`
+	DeleteMarker bool              `json:"dm,omitempty"`
+	Segments     []Segment         `json:"segs,omitempty"`
+	// PartSizes holds the part sizes of a multipart object, in order.
+	PartSizes []int64 `json:"parts,omitempty"`
+}
+
+// Data describes one erasure-coded data object (one shard file per drive).
+type Data struct {
+	K         int       `json:"k"`
+	M         int       `json:"m"`
+	BlockSize int       `json:"bs"`
+	Size      int64     `json:"size"`
+	Refs      int64     `json:"refs"`
+	Bucket    string    `json:"bucket,omitempty"` // where it was first written, a hint
+	Key       string    `json:"key,omitempty"`
+	Created   time.Time `json:"created"`
+}
+
+// GarbageEntry is data waiting for the cleaner.
+type GarbageEntry struct {
+	Data  Data      `json:"data"`
+	Since time.Time `json:"since"`
+}
+
+// Upload is an incomplete multipart upload.
+type Upload struct {
+	Bucket      string            `json:"bucket"`
+	Key         string            `json:"key"`
+	UploadID    string            `json:"id"`
+	Initiated   time.Time         `json:"initiated"`
+	ContentType string            `json:"ctype,omitempty"`
+	Meta        map[string]string `json:"meta,omitempty"`
+}
+
+// Part is one uploaded part of a multipart upload.
+type Part struct {
+	Number   int       `json:"n"`
+	ETag     string    `json:"etag"`
+	Size     int64     `json:"size"`
+	ModTime  time.Time `json:"mtime"`
+	Segments []Segment `json:"segs"`
+}
+
+// Encode marshals a record.
+func Encode(v any) []byte {
+	b, err := json.Marshal(v)
+	if err != nil {
+		panic(fmt.Sprintf("meta: encode %T: %v", v, err)) // records are plain data; cannot fail
+	}
+	return b
+}
+
+// Decode unmarshals a record, wrapping ErrCorruptRecord on failure.
+func Decode(raw []byte, v any) error {
+	if err := json.Unmarshal(raw, v); err != nil {
+		return fmt.Errorf("%w: %T: %v", ErrCorruptRecord, v, err)
+	}
+	return nil
+}

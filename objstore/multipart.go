@@ -1,0 +1,423 @@
+package objstore
+
+import (
+	"context"
+	"crypto/md5"
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
+	"io"
+	"strings"
+	"time"
+
+	"github.com/cairnstore/cairn/objstore/meta"
+)
+
+// UploadInfo describes an incomplete multipart upload.
+type UploadInfo struct {
+	Bucket, Key, UploadID string
+	Initiated             time.Time
+}
+
+// PartInfo describes an uploaded part.
+type PartInfo struct {
+	Number  int
+	ETag    string
+	Size    int64
+	ModTime time.Time
+}
+
+// CompletePart names a part in a complete request.
+type CompletePart struct {
+	Number int
+	ETag   string
+}
+
+// CreateMultipartUpload starts an upload of bucket/key; the object stays
+// invisible until CompleteMultipartUpload. opt's content type and metadata
+// become the object's; its conditions are checked at complete time.
+func (s *Store) CreateMultipartUpload(ctx context.Context, bucket, key string, opt PutOptions) (string, error) {
+	if err := s.checkOpen(); err != nil {
+		return "", err
+	}
+	if err := ValidateKey(key); err != nil {
+		return "", err
+	}
+	var raw [16]byte
+	if _, err := rand.Read(raw[:]); err != nil {
+		return "", err
+	}
+	id := hex.EncodeToString(raw[:])
+	err := s.commit(ctx, nil, 0, func(tx meta.Tx) error {
+		if _, err := getBucket(tx, bucket); err != nil {
+			return err
+		}
+		u := meta.Upload{Bucket: bucket, Key: key, UploadID: id, Initiated: time.Now().UTC(),
+			ContentType: opt.ContentType, Meta: opt.Meta}
+		if err := tx.Put(meta.Uploads, meta.UploadKey(bucket, key, id), meta.Encode(u)); err != nil {
+			return err
+		}
+		return tx.Put(meta.UploadIDs, []byte(id), meta.ObjectKey(bucket, key))
+	})
+	return id, err
+}
+
+// getUpload returns the upload, checking it belongs to bucket/key.
+func getUpload(tx meta.Tx, bucket, key, id string) (*meta.Upload, error) {
+	raw := tx.Get(meta.Uploads, meta.UploadKey(bucket, key, id))
+	if raw == nil {
+		return nil, fmt.Errorf("%w: %s", ErrNoSuchUpload, id)
+	}
+	var u meta.Upload
+	if err := meta.Decode(raw, &u); err != nil {
+		return nil, err
+	}
+	return &u, nil
+}
+
+func getPart(tx meta.Tx, id string, n int) (*meta.Part, error) {
+	raw := tx.Get(meta.Parts, meta.PartKey(id, n))
+	if raw == nil {
+		return nil, nil
+	}
+	var p meta.Part
+	if err := meta.Decode(raw, &p); err != nil {
+		return nil, err
+	}
+	return &p, nil
+}
+
+// putPartRecord stores p, releasing the part it replaces. p's segment
+// references must be counted by the caller.
+func putPartRecord(tx meta.Tx, bucket, key, id string, p *meta.Part) error {
+	if _, err := getUpload(tx, bucket, key, id); err != nil {
+		return err
+	}
+	old, err := getPart(tx, id, p.Number)
+	if err != nil {
+		return err
+	}
+	if old != nil {
+		if err := dropRefs(tx, old.Segments); err != nil {
+			return err
+		}
+	}
+	return tx.Put(meta.Parts, meta.PartKey(id, p.Number), meta.Encode(p))
+}
+
+// PutPart uploads part n (1..10000) of an upload; uploading a number again
+// replaces the part.
+func (s *Store) PutPart(ctx context.Context, bucket, key, uploadID string, n int, body io.Reader, size int64, contentMD5 []byte) (PartInfo, error) {
+	if err := validatePartNumber(n); err != nil {
+		return PartInfo{}, err
+	}
+	if err := s.checkUpload(ctx, bucket, key, uploadID); err != nil {
+		return PartInfo{}, err
+	}
+	d, sum, err := s.writeData(ctx, bucket, key, body, size, contentMD5)
+	if err != nil {
+		return PartInfo{}, err
+	}
+	p := &meta.Part{Number: n, ETag: hex.EncodeToString(sum), ModTime: time.Now().UTC()}
+	if d != nil {
+		p.Size = d.rec.Size
+		p.Segments = []meta.Segment{d.segment()}
+	}
+	err = s.commitData(ctx, d, func(tx meta.Tx) error {
+		if err := addRefs(tx, p.Segments); err != nil {
+			return err
+		}
+		return putPartRecord(tx, bucket, key, uploadID, p)
+	})
+	if err != nil {
+		return PartInfo{}, err
+	}
+	return PartInfo{Number: n, ETag: p.ETag, Size: p.Size, ModTime: p.ModTime}, nil
+}
+
+func (s *Store) checkUpload(ctx context.Context, bucket, key, id string) error {
+	if err := s.checkOpen(); err != nil {
+		return err
+	}
+	if err := ValidateKey(key); err != nil {
+		return err
+	}
+	return s.idx.View(ctx, func(tx meta.Tx) error {
+		if _, err := getBucket(tx, bucket); err != nil {
+			return err
+		}
+		_, err := getUpload(tx, bucket, key, id)
+		return err
+	})
+}
+
+// CopyPart makes part n of an upload from bytes [offset, offset+length) of
+// a source version (length < 0: to its end) without copying them. The
+// part's ETag is the MD5 of those bytes: the source's own ETag when the
+// whole of a single-part object is copied, otherwise computed by reading
+// the range.
+func (s *Store) CopyPart(ctx context.Context, bucket, key, uploadID string, n int, srcBucket, srcKey, srcVersionID string, offset, length int64) (PartInfo, error) {
+	if err := validatePartNumber(n); err != nil {
+		return PartInfo{}, err
+	}
+	if err := s.checkUpload(ctx, bucket, key, uploadID); err != nil {
+		return PartInfo{}, err
+	}
+	r, err := s.Open(ctx, srcBucket, srcKey, GetOptions{VersionID: srcVersionID})
+	if err != nil {
+		return PartInfo{}, err
+	}
+	defer r.Close()
+	size := r.Size()
+	if length < 0 {
+		length = size - offset
+	}
+	if offset < 0 || length < 0 || offset+length > size || (offset >= size && size > 0) {
+		return PartInfo{}, fmt.Errorf("%w: bytes %d+%d of a %d-byte source", ErrInvalidRange, offset, length, size)
+	}
+	etag := r.info.ETag
+	if offset != 0 || length != size || strings.Contains(etag, "-") {
+		h := md5.New()
+		if _, err := io.Copy(h, io.NewSectionReader(r, offset, length)); err != nil {
+			return PartInfo{}, err
+		}
+		etag = hex.EncodeToString(h.Sum(nil))
+	}
+	var srcSegs []meta.Segment
+	for _, sg := range r.segs {
+		srcSegs = append(srcSegs, sg.seg)
+	}
+	p := &meta.Part{Number: n, ETag: etag, Size: length, ModTime: time.Now().UTC(),
+		Segments: sliceSegments(srcSegs, offset, length)}
+	err = s.commit(ctx, nil, 0, func(tx meta.Tx) error {
+		if err := addRefs(tx, p.Segments); err != nil {
+			return err
+		}
+		return putPartRecord(tx, bucket, key, uploadID, p)
+	})
+	if err != nil {
+		return PartInfo{}, err
+	}
+	return PartInfo{Number: n, ETag: p.ETag, Size: p.Size, ModTime: p.ModTime}, nil
+}
+
+// sliceSegments returns the segments covering [off, off+n) of segs.
+func sliceSegments(segs []meta.Segment, off, n int64) []meta.Segment {
+	var out []meta.Segment
+	for _, sg := range segs {
+		if n <= 0 {
+			break
+		}
+		if off >= sg.Length {
+			off -= sg.Length
+			continue
+		}
+		take := min(sg.Length-off, n)
+		out = append(out, meta.Segment{Data: sg.Data, Offset: sg.Offset + off, Length: take})
+		n -= take
+		off = 0
+	}
+	return out
+}
+
+// CompleteMultipartUpload makes the listed parts, in order, the new current
+// version of the upload's key, without copying bytes. Parts must be in
+// strictly ascending order (ErrInvalidPartOrder), uploaded with matching
+// ETags (ErrInvalidPart), and all but the last at least the minimum part
+// size (ErrEntityTooSmall); failures are *PartError. Unlisted parts are
+// released. The ETag is the MD5 of the parts' MD5s followed by "-N".
+func (s *Store) CompleteMultipartUpload(ctx context.Context, bucket, key, uploadID string, parts []CompletePart, opt PutOptions) (ObjectInfo, error) {
+	if err := s.checkOpen(); err != nil {
+		return ObjectInfo{}, err
+	}
+	if err := ValidateKey(key); err != nil {
+		return ObjectInfo{}, err
+	}
+	if err := validateIfNoneMatch(opt.IfNoneMatch); err != nil {
+		return ObjectInfo{}, err
+	}
+	if len(parts) == 0 {
+		return ObjectInfo{}, fmt.Errorf("%w: no parts", ErrInvalidPart)
+	}
+	for i, p := range parts {
+		if err := validatePartNumber(p.Number); err != nil {
+			return ObjectInfo{}, &PartError{Number: p.Number, Err: err}
+		}
+		if i > 0 && p.Number <= parts[i-1].Number {
+			return ObjectInfo{}, &PartError{Number: p.Number, Err: ErrInvalidPartOrder}
+		}
+	}
+	var v *meta.Version
+	err := s.commit(ctx, nil, 0, func(tx meta.Tx) error {
+		b, err := getBucket(tx, bucket)
+		if err != nil {
+			return err
+		}
+		u, err := getUpload(tx, bucket, key, uploadID)
+		if err != nil {
+			return err
+		}
+		cur, err := currentVersion(tx, bucket, key)
+		if err != nil {
+			return err
+		}
+		if err := checkConds(cur, key, opt.IfMatch, opt.IfNoneMatch); err != nil {
+			return err
+		}
+		v = &meta.Version{ModTime: time.Now().UTC(), ContentType: u.ContentType, Meta: u.Meta}
+		listed := map[int]bool{}
+		sums := md5.New()
+		for i, cp := range parts {
+			p, err := getPart(tx, uploadID, cp.Number)
+			if err != nil {
+				return err
+			}
+			if p == nil || normETag(cp.ETag) != p.ETag {
+				return &PartError{Number: cp.Number, Err: ErrInvalidPart}
+			}
+			if i < len(parts)-1 && p.Size < s.opt.MinPartSize {
+				return &PartError{Number: cp.Number, Err: fmt.Errorf("%w: %d bytes, the minimum is %d", ErrEntityTooSmall, p.Size, s.opt.MinPartSize)}
+			}
+			raw, err := hex.DecodeString(p.ETag)
+			if err != nil {
+				return &PartError{Number: cp.Number, Err: ErrInvalidPart}
+			}
+			sums.Write(raw)
+			listed[cp.Number] = true
+			v.Size += p.Size
+			v.Segments = append(v.Segments, p.Segments...)
+			v.PartSizes = append(v.PartSizes, p.Size)
+		}
+		v.ETag = fmt.Sprintf("%s-%d", hex.EncodeToString(sums.Sum(nil)), len(parts))
+		// The listed parts' references pass to the version; the others go.
+		if err := deleteUpload(tx, u, listed); err != nil {
+			return err
+		}
+		return installVersion(tx, b, key, v)
+	})
+	if err != nil {
+		return ObjectInfo{}, err
+	}
+	s.notify(Event{Op: OpPut, Bucket: bucket, Key: key})
+	return toInfo(bucket, key, v, true), nil
+}
+
+// deleteUpload removes an upload and its parts, dropping the references of
+// the parts not in keep.
+func deleteUpload(tx meta.Tx, u *meta.Upload, keep map[int]bool) error {
+	var parts []meta.Part
+	prefix := meta.PartPrefix(u.UploadID)
+	c := tx.Cursor(meta.Parts)
+	for k, raw := c.Seek(prefix); meta.HasPrefix(k, prefix); k, raw = c.Next() {
+		var p meta.Part
+		if err := meta.Decode(raw, &p); err != nil {
+			return err
+		}
+		parts = append(parts, p)
+	}
+	for _, p := range parts {
+		if !keep[p.Number] {
+			if err := dropRefs(tx, p.Segments); err != nil {
+				return err
+			}
+		}
+		if err := tx.Delete(meta.Parts, meta.PartKey(u.UploadID, p.Number)); err != nil {
+			return err
+		}
+	}
+	if err := tx.Delete(meta.UploadIDs, []byte(u.UploadID)); err != nil {
+		return err
+	}
+	return tx.Delete(meta.Uploads, meta.UploadKey(u.Bucket, u.Key, u.UploadID))
+}
+
+// AbortMultipartUpload discards an upload and frees its parts.
+func (s *Store) AbortMultipartUpload(ctx context.Context, bucket, key, uploadID string) error {
+	if err := s.checkOpen(); err != nil {
+		return err
+	}
+	return s.commit(ctx, nil, 0, func(tx meta.Tx) error {
+		if _, err := getBucket(tx, bucket); err != nil {
+			return err
+		}
+		u, err := getUpload(tx, bucket, key, uploadID)
+		if err != nil {
+			return err
+		}
+		return deleteUpload(tx, u, nil)
+	})
+}
+
+// ListUploadsOptions select a page of ListMultipartUploads.
+type ListUploadsOptions struct {
+	Prefix         string
+	KeyMarker      string
+	UploadIDMarker string
+	MaxUploads     int
+}
+
+// ListMultipartUploads lists incomplete uploads by key, then upload id.
+func (s *Store) ListMultipartUploads(ctx context.Context, bucket string, opt ListUploadsOptions) (uploads []UploadInfo, truncated bool, err error) {
+	max, err := maxKeys(opt.MaxUploads)
+	if err != nil {
+		return nil, false, err
+	}
+	err = s.idx.View(ctx, func(tx meta.Tx) error {
+		if _, err := getBucket(tx, bucket); err != nil {
+			return err
+		}
+		full := meta.ObjectKey(bucket, opt.Prefix)
+		c := tx.Cursor(meta.Uploads)
+		k, raw := c.Seek(full)
+		switch {
+		case opt.KeyMarker != "" && opt.UploadIDMarker != "":
+			k, raw = c.Seek(append(meta.UploadKey(bucket, opt.KeyMarker, opt.UploadIDMarker), 0))
+		case opt.KeyMarker != "":
+			k, raw = c.Seek(append(meta.ObjectKey(bucket, opt.KeyMarker), 1))
+		}
+		for ; meta.HasPrefix(k, full); k, raw = c.Next() {
+			if len(uploads) == max {
+				truncated = true
+				break
+			}
+			var u meta.Upload
+			if err := meta.Decode(raw, &u); err != nil {
+				return err
+			}
+			uploads = append(uploads, UploadInfo{Bucket: u.Bucket, Key: u.Key, UploadID: u.UploadID, Initiated: u.Initiated})
+		}
+		return nil
+	})
+	return uploads, truncated, err
+}
+
+// ListParts lists an upload's parts with numbers above marker.
+func (s *Store) ListParts(ctx context.Context, bucket, key, uploadID string, marker, maxParts int) (parts []PartInfo, truncated bool, err error) {
+	max, err := maxKeys(maxParts)
+	if err != nil {
+		return nil, false, err
+	}
+	err = s.idx.View(ctx, func(tx meta.Tx) error {
+		if _, err := getBucket(tx, bucket); err != nil {
+			return err
+		}
+		if _, err := getUpload(tx, bucket, key, uploadID); err != nil {
+			return err
+		}
+		prefix := meta.PartPrefix(uploadID)
+		c := tx.Cursor(meta.Parts)
+		for k, raw := c.Seek(meta.PartKey(uploadID, marker+1)); meta.HasPrefix(k, prefix); k, raw = c.Next() {
+			if len(parts) == max {
+				truncated = true
+				break
+			}
+			var p meta.Part
+			if err := meta.Decode(raw, &p); err != nil {
+				return err
+			}
+			parts = append(parts, PartInfo{Number: p.Number, ETag: p.ETag, Size: p.Size, ModTime: p.ModTime})
+		}
+		return nil
+	})
+	return parts, truncated, err
+}

@@ -1,0 +1,94 @@
+package objstore
+
+import (
+	"fmt"
+	"path/filepath"
+	"time"
+
+	"github.com/rs/zerolog"
+)
+
+// Options configures a Store. Only cmd/ fills it from flags and env.
+type Options struct {
+	// Dir is the data directory: meta/ (the bbolt index), drives/d0..dN-1
+	// (unless Drives is set) and tmp/.
+	Dir string
+	// Drives lists explicit drive directories. Empty means DriveCount
+	// directories under Dir/drives.
+	Drives []string
+	// DriveCount is the number of drives under Dir/drives when Drives is
+	// empty. Zero means: the count recorded in the index, or 4 for a new
+	// data directory.
+	DriveCount int
+	// Parity is the number of parity shards. Negative means the default for
+	// the drive count (1 drive: 0; 2-3: 1; 4-5: 2; 6-7: 3; 8+: 4).
+	Parity int
+	// BlockSize is the erasure block size; zero means 1 MiB.
+	BlockSize int
+	// MinPartSize is the smallest size of a multipart part that is not the
+	// last one; zero means 5 MiB (the S3 rule).
+	MinPartSize int64
+	// CleanerInterval is how often the cleaner frees unreferenced data when
+	// nothing wakes it; zero means 30s.
+	CleanerInterval time.Duration
+	// LifecycleInterval is how often expired incomplete multipart uploads
+	// are aborted; zero means 1h.
+	LifecycleInterval time.Duration
+	// NoBackground disables the cleaner, healer and lifecycle goroutines
+	// (offline tools and tests that drive them by hand).
+	NoBackground bool
+	// Logger receives the store's logs; the zero value discards them.
+	Logger zerolog.Logger
+}
+
+// Progress reports the advance of a long offline run (fsck, heal).
+type Progress struct {
+	Phase string
+	Done  int64
+	Total int64
+}
+
+const (
+	defaultBlockSize   = 1 << 20
+	defaultMinPartSize = 5 << 20
+	defaultDriveCount  = 4
+)
+
+func (o Options) withDefaults() Options {
+	if o.BlockSize == 0 {
+		o.BlockSize = defaultBlockSize
+	}
+	if o.MinPartSize == 0 {
+		o.MinPartSize = defaultMinPartSize
+	}
+	if o.CleanerInterval == 0 {
+		o.CleanerInterval = 30 * time.Second
+	}
+	if o.LifecycleInterval == 0 {
+		o.LifecycleInterval = time.Hour
+	}
+	return o
+}
+
+// Validate reports an options error before anything is opened.
+func (o Options) Validate() error {
+	if o.Dir == "" {
+		return fmt.Errorf("%w: data directory is required", ErrInvalidArgument)
+	}
+	if o.DriveCount < 0 {
+		return fmt.Errorf("%w: drive count %d", ErrInvalidArgument, o.DriveCount)
+	}
+	if len(o.Drives) > 0 && o.DriveCount > 0 && len(o.Drives) != o.DriveCount {
+		return fmt.Errorf("%w: %d drive paths given with a drive count of %d", ErrInvalidArgument, len(o.Drives), o.DriveCount)
+	}
+	if n := len(o.Drives) + o.DriveCount; n > 256 {
+		return fmt.Errorf("%w: at most 256 drives", ErrInvalidArgument)
+	}
+	if o.BlockSize < 0 || o.MinPartSize < 0 {
+		return fmt.Errorf("%w: negative size", ErrInvalidArgument)
+	}
+	return nil
+}
+
+func (o Options) metaPath() string { return filepath.Join(o.Dir, "meta", "index.db") }
+func (o Options) tmpDir() string   { return filepath.Join(o.Dir, "tmp") }

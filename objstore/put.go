@@ -1,0 +1,86 @@
+package objstore
+
+import (
+	"context"
+	"encoding/hex"
+	"io"
+	"time"
+
+	"github.com/cairnstore/cairn/objstore/meta"
+)
+
+// Put writes body (size bytes; a negative size reads to EOF) as the new
+// current version of bucket/key. The previous version stays readable by
+// open readers and, in a versioned bucket, by its version id. Nothing is
+// visible unless Put returns nil. Errors: ErrNoSuchBucket, ErrInvalidKey,
+// ErrPreconditionFailed / ErrNoSuchKey (conditions), ErrBadDigest,
+// ErrIncompleteBody, ErrQuorumLost.
+func (s *Store) Put(ctx context.Context, bucket, key string, body io.Reader, size int64, opt PutOptions) (ObjectInfo, error) {
+	if err := s.precheckWrite(ctx, bucket, key, opt.IfMatch, opt.IfNoneMatch); err != nil {
+		return ObjectInfo{}, err
+	}
+	d, sum, err := s.writeData(ctx, bucket, key, body, size, opt.ContentMD5)
+	if err != nil {
+		return ObjectInfo{}, err
+	}
+	v := &meta.Version{
+		ETag:        hex.EncodeToString(sum),
+		ModTime:     time.Now().UTC(),
+		ContentType: opt.ContentType,
+		Meta:        opt.Meta,
+	}
+	if d != nil {
+		v.Size = d.rec.Size
+		v.Segments = []meta.Segment{d.segment()}
+	}
+	err = s.commitData(ctx, d, func(tx meta.Tx) error {
+		b, err := getBucket(tx, bucket)
+		if err != nil {
+			return err
+		}
+		cur, err := currentVersion(tx, bucket, key)
+		if err != nil {
+			return err
+		}
+		if err := checkConds(cur, key, opt.IfMatch, opt.IfNoneMatch); err != nil {
+			return err
+		}
+		if err := addRefs(tx, v.Segments); err != nil {
+			return err
+		}
+		return installVersion(tx, b, key, v)
+	})
+	if err != nil {
+		return ObjectInfo{}, err
+	}
+	s.notify(Event{Op: OpPut, Bucket: bucket, Key: key})
+	return toInfo(bucket, key, v, true), nil
+}
+
+// precheckWrite fails fast, before any byte is written, on what the
+// commit would refuse anyway: a bad name, a missing bucket, a condition
+// that does not hold now. The commit checks again.
+func (s *Store) precheckWrite(ctx context.Context, bucket, key, ifMatch, ifNoneMatch string) error {
+	if err := s.checkOpen(); err != nil {
+		return err
+	}
+	if err := ValidateKey(key); err != nil {
+		return err
+	}
+	if err := validateIfNoneMatch(ifNoneMatch); err != nil {
+		return err
+	}
+	return s.idx.View(ctx, func(tx meta.Tx) error {
+		if _, err := getBucket(tx, bucket); err != nil {
+			return err
+		}
+		if ifMatch == "" && ifNoneMatch == "" {
+			return nil
+		}
+		cur, err := currentVersion(tx, bucket, key)
+		if err != nil {
+			return err
+		}
+		return checkConds(cur, key, ifMatch, ifNoneMatch)
+	})
+}

@@ -1,0 +1,317 @@
+package objstore
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"sort"
+	"sync"
+
+	"github.com/cairnstore/cairn/objstore/erasure"
+	"github.com/cairnstore/cairn/objstore/meta"
+)
+
+// Head returns the description of the current version of bucket/key, or of
+// opt.VersionID. ErrNoSuchKey when the key has no current version,
+// ErrNoSuchVersion for an unknown version id; a delete marker addressed by
+// version id is returned with DeleteMarker set and ErrDeleteMarker.
+func (s *Store) Head(ctx context.Context, bucket, key string, opt GetOptions) (ObjectInfo, error) {
+	var info ObjectInfo
+	err := s.idx.View(ctx, func(tx meta.Tx) error {
+		v, latest, err := lookupVersion(tx, bucket, key, opt.VersionID)
+		if err != nil {
+			return err
+		}
+		info = toInfo(bucket, key, v, latest)
+		if v.DeleteMarker {
+			return fmt.Errorf("%w: %s %s", ErrDeleteMarker, key, v.VersionID)
+		}
+		return nil
+	})
+	return info, err
+}
+
+// lookupVersion finds the version a read addresses and says whether it is
+// the newest one.
+func lookupVersion(tx meta.Tx, bucket, key, vid string) (*meta.Version, bool, error) {
+	if _, err := getBucket(tx, bucket); err != nil {
+		return nil, false, err
+	}
+	if err := ValidateKey(key); err != nil {
+		return nil, false, err
+	}
+	if vid == "" {
+		v, err := currentVersion(tx, bucket, key)
+		if err != nil {
+			return nil, false, err
+		}
+		if v == nil {
+			return nil, false, fmt.Errorf("%w: %s/%s", ErrNoSuchKey, bucket, key)
+		}
+		return v, true, nil
+	}
+	v, err := findVersion(tx, bucket, key, vid)
+	if err != nil {
+		return nil, false, err
+	}
+	newest := tx.Cursor(meta.Versions)
+	k, _ := newest.Seek(meta.VersionPrefix(bucket, key))
+	_, _, seq, _ := meta.SplitVersionKey(k)
+	return v, seq == v.Seq, nil
+}
+
+// ObjectReader reads one version of an object. It pins the version's data
+// until Close, so overwrites and deletes do not free it meanwhile. It is an
+// io.ReaderAt (safe for concurrent use) and an io.ReadSeeker (not).
+type ObjectReader struct {
+	s    *Store
+	ctx  context.Context
+	info ObjectInfo
+	segs []readSegment
+	ends []int64 // ends[i] is the object offset where segment i ends
+
+	off int64 // for Read and Seek
+
+	closeOnce sync.Once
+}
+
+type readSegment struct {
+	seg  meta.Segment
+	data *dataReader
+}
+
+// Open returns a reader of the current version of bucket/key, or of
+// opt.VersionID; errors as Head. The caller must Close it. ctx bounds the
+// reads made through it.
+func (s *Store) Open(ctx context.Context, bucket, key string, opt GetOptions) (*ObjectReader, error) {
+	if err := s.checkOpen(); err != nil {
+		return nil, err
+	}
+	var v *meta.Version
+	var latest bool
+	datas := map[string]meta.Data{}
+	s.pinGate.RLock()
+	err := s.idx.View(ctx, func(tx meta.Tx) error {
+		var err error
+		v, latest, err = lookupVersion(tx, bucket, key, opt.VersionID)
+		if err != nil {
+			return err
+		}
+		if v.DeleteMarker {
+			return fmt.Errorf("%w: %s %s", ErrDeleteMarker, key, v.VersionID)
+		}
+		for _, sg := range v.Segments {
+			if _, ok := datas[sg.Data]; ok {
+				continue
+			}
+			d, err := loadData(tx, sg.Data)
+			if err != nil {
+				return err
+			}
+			datas[sg.Data] = d
+		}
+		return nil
+	})
+	if err == nil {
+		s.pin(v.Segments)
+	}
+	s.pinGate.RUnlock()
+	if err != nil {
+		return nil, err
+	}
+	r := &ObjectReader{s: s, ctx: ctx, info: toInfo(bucket, key, v, latest)}
+	readers := map[string]*dataReader{}
+	var end int64
+	for _, sg := range v.Segments {
+		dr, ok := readers[sg.Data]
+		if !ok {
+			dr, err = s.newDataReader(ctx, sg.Data, datas[sg.Data])
+			if err != nil {
+				r.Close()
+				return nil, err
+			}
+			readers[sg.Data] = dr
+		}
+		end += sg.Length
+		r.segs = append(r.segs, readSegment{seg: sg, data: dr})
+		r.ends = append(r.ends, end)
+	}
+	return r, nil
+}
+
+func loadData(tx meta.Tx, id string) (meta.Data, error) {
+	did, err := erasure.ParseDataID(id)
+	if err != nil {
+		return meta.Data{}, fmt.Errorf("%w: data id %q", meta.ErrCorruptRecord, id)
+	}
+	raw := tx.Get(meta.DataTable, meta.DataKey(did))
+	if raw == nil {
+		return meta.Data{}, fmt.Errorf("%w: data %s is not in the index", ErrDataCorrupt, id)
+	}
+	var d meta.Data
+	return d, meta.Decode(raw, &d)
+}
+
+// Info describes the version being read.
+func (r *ObjectReader) Info() ObjectInfo { return r.info }
+
+// Size is the object size.
+func (r *ObjectReader) Size() int64 { return r.info.Size }
+
+// ReadAt implements io.ReaderAt.
+func (r *ObjectReader) ReadAt(p []byte, off int64) (int, error) {
+	if off < 0 {
+		return 0, fmt.Errorf("%w: negative offset", ErrInvalidArgument)
+	}
+	n := 0
+	for len(p) > 0 {
+		if off >= r.info.Size {
+			return n, io.EOF
+		}
+		i := sort.Search(len(r.ends), func(i int) bool { return r.ends[i] > off })
+		start := r.ends[i] - r.segs[i].seg.Length
+		within := off - start
+		chunk := p
+		if rem := r.segs[i].seg.Length - within; int64(len(chunk)) > rem {
+			chunk = chunk[:rem]
+		}
+		m, err := r.segs[i].data.ReadAt(chunk, r.segs[i].seg.Offset+within)
+		n += m
+		off += int64(m)
+		p = p[m:]
+		if err != nil && !(errors.Is(err, io.EOF) && m == len(chunk)) {
+			if errors.Is(err, io.EOF) {
+				err = fmt.Errorf("%w: data %s shorter than its segment", ErrDataCorrupt, r.segs[i].seg.Data)
+			}
+			return n, err
+		}
+	}
+	return n, nil
+}
+
+// Read implements io.Reader.
+func (r *ObjectReader) Read(p []byte) (int, error) {
+	if r.off >= r.info.Size {
+		return 0, io.EOF
+	}
+	if rem := r.info.Size - r.off; int64(len(p)) > rem {
+		p = p[:rem]
+	}
+	n, err := r.ReadAt(p, r.off)
+	r.off += int64(n)
+	if errors.Is(err, io.EOF) && n > 0 {
+		err = nil
+	}
+	return n, err
+}
+
+// Seek implements io.Seeker.
+func (r *ObjectReader) Seek(offset int64, whence int) (int64, error) {
+	switch whence {
+	case io.SeekStart:
+	case io.SeekCurrent:
+		offset += r.off
+	case io.SeekEnd:
+		offset += r.info.Size
+	default:
+		return 0, fmt.Errorf("%w: whence %d", ErrInvalidArgument, whence)
+	}
+	if offset < 0 {
+		return 0, fmt.Errorf("%w: negative position", ErrInvalidArgument)
+	}
+	r.off = offset
+	return offset, nil
+}
+
+// Close releases the pinned version and the open shard files.
+func (r *ObjectReader) Close() error {
+	r.closeOnce.Do(func() {
+		seen := map[*dataReader]bool{}
+		for _, sg := range r.segs {
+			if !seen[sg.data] {
+				seen[sg.data] = true
+				sg.data.close()
+			}
+		}
+		var segs []meta.Segment
+		for _, sg := range r.segs {
+			segs = append(segs, sg.seg)
+		}
+		r.s.unpin(segs)
+	})
+	return nil
+}
+
+// dataReader decodes one data object from its shard files, opening them
+// lazily (parity shards only when a data shard fails).
+type dataReader struct {
+	s      *Store
+	id     string
+	shards []*lazyShard
+	er     *erasure.Reader
+}
+
+func (s *Store) newDataReader(ctx context.Context, id string, d meta.Data) (*dataReader, error) {
+	codec, err := s.codec(d.K, d.M, d.BlockSize)
+	if err != nil {
+		return nil, err
+	}
+	did, err := erasure.ParseDataID(id)
+	if err != nil {
+		return nil, fmt.Errorf("%w: data id %q", meta.ErrCorruptRecord, id)
+	}
+	dr := &dataReader{s: s, id: id}
+	srcs := make([]io.ReaderAt, d.K+d.M)
+	for i := range srcs {
+		if i < len(s.drives) {
+			ls := &lazyShard{ctx: ctx, open: s.drives[i].Open, name: id}
+			dr.shards = append(dr.shards, ls)
+			srcs[i] = ls
+		}
+	}
+	hdr := erasure.Header{K: d.K, M: d.M, BlockSize: d.BlockSize, Size: d.Size, DataID: did}
+	dr.er = codec.NewReader(ctx, hdr, srcs, func([]int) { s.queueHeal(id) })
+	return dr, nil
+}
+
+func (d *dataReader) ReadAt(p []byte, off int64) (int, error) {
+	n, err := d.er.ReadAt(p, off)
+	if errors.Is(err, erasure.ErrReadQuorum) {
+		err = fmt.Errorf("%w: data %s: %v", ErrDataCorrupt, d.id, err)
+	}
+	return n, err
+}
+
+func (d *dataReader) close() {
+	for _, ls := range d.shards {
+		ls.close()
+	}
+}
+
+// lazyShard opens its shard file on first read.
+type lazyShard struct {
+	ctx  context.Context
+	open func(context.Context, string) (*os.File, error)
+	name string
+
+	once sync.Once
+	f    *os.File
+	err  error
+}
+
+func (l *lazyShard) ReadAt(p []byte, off int64) (int, error) {
+	l.once.Do(func() { l.f, l.err = l.open(l.ctx, l.name) })
+	if l.err != nil {
+		return 0, l.err
+	}
+	return l.f.ReadAt(p, off)
+}
+
+func (l *lazyShard) close() {
+	l.once.Do(func() { l.err = os.ErrClosed })
+	if l.f != nil {
+		l.f.Close()
+	}
+}

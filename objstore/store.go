@@ -1,0 +1,249 @@
+package objstore
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/rs/zerolog"
+
+	"github.com/cairnstore/cairn/objstore/drive"
+	"github.com/cairnstore/cairn/objstore/erasure"
+	"github.com/cairnstore/cairn/objstore/meta"
+)
+
+// Store is the object store. It is safe for concurrent use. Build it with
+// Open and release it with Close.
+type Store struct {
+	opt    Options
+	log    zerolog.Logger
+	idx    meta.Index
+	drives []drive.Drive
+	layout meta.Layout
+
+	commits     chan *commitReq
+	closeMu     sync.RWMutex // commit holds it shared; Close takes it to stop the committer
+	stopCommit  context.CancelFunc
+	committerWG sync.WaitGroup
+	stopBG      context.CancelFunc // background workers
+	bg          sync.WaitGroup
+	closed      atomic.Bool
+
+	codecMu sync.Mutex // protects codecs
+	codecs  map[[3]int]*erasure.Codec
+
+	pinGate sync.RWMutex // readers share it while they look up and pin; the cleaner takes it alone
+	pinMu   sync.Mutex   // protects pins
+	pins    map[string]int
+
+	watch watchers
+
+	healq     chan string   // data ids seen degraded
+	cleanWake chan struct{} // nudges the cleaner
+}
+
+// Open opens the store in opt.Dir, creating it when new, sweeps the shard
+// files that no committed write references and starts the background
+// workers (unless opt.NoBackground). A data directory can be open in one
+// process at a time.
+func Open(ctx context.Context, opt Options) (*Store, error) {
+	s, err := open(ctx, opt)
+	if err != nil {
+		return nil, err
+	}
+	if err := s.sweep(ctx); err != nil {
+		s.Close()
+		return nil, err
+	}
+	if !s.opt.NoBackground {
+		s.startBackground()
+	}
+	return s, nil
+}
+
+// open opens the index and drives without sweeping or background work (the
+// offline tools start here).
+func open(ctx context.Context, opt Options) (*Store, error) {
+	if err := opt.Validate(); err != nil {
+		return nil, err
+	}
+	opt = opt.withDefaults()
+	if err := os.MkdirAll(opt.Dir, 0o755); err != nil {
+		return nil, fmt.Errorf("data directory: %w", err)
+	}
+	if err := os.RemoveAll(opt.tmpDir()); err != nil {
+		return nil, fmt.Errorf("clear tmp: %w", err)
+	}
+	if err := os.MkdirAll(opt.tmpDir(), 0o755); err != nil {
+		return nil, fmt.Errorf("data directory: %w", err)
+	}
+	idx, err := meta.OpenBolt(opt.metaPath(), 2*time.Second)
+	if err != nil {
+		return nil, fmt.Errorf("open index (is another cairn using %s?): %w", opt.Dir, err)
+	}
+	s := &Store{
+		opt:       opt,
+		log:       opt.Logger,
+		idx:       idx,
+		commits:   make(chan *commitReq, 4096),
+		codecs:    map[[3]int]*erasure.Codec{},
+		pins:      map[string]int{},
+		healq:     make(chan string, 4096),
+		cleanWake: make(chan struct{}, 1),
+		stopBG:    func() {},
+	}
+	if err := s.loadLayout(ctx); err != nil {
+		idx.Close()
+		return nil, err
+	}
+	if err := s.openDrives(); err != nil {
+		idx.Close()
+		return nil, err
+	}
+	cctx, cancel := context.WithCancel(context.Background())
+	s.stopCommit = cancel
+	s.committerWG.Add(1)
+	go func() {
+		defer s.committerWG.Done()
+		s.runCommitter(cctx)
+	}()
+	return s, nil
+}
+
+func (s *Store) loadLayout(ctx context.Context) error {
+	return s.idx.Update(ctx, func(tx meta.Tx) error {
+		want := s.opt.DriveCount
+		if len(s.opt.Drives) > 0 {
+			want = len(s.opt.Drives)
+		}
+		if raw := tx.Get(meta.Settings, []byte("layout")); raw != nil {
+			if err := meta.Decode(raw, &s.layout); err != nil {
+				return err
+			}
+			if want != 0 && want != s.layout.Drives {
+				return fmt.Errorf("%w: %s holds a store of %d drives, %d were given", ErrInvalidArgument, s.opt.Dir, s.layout.Drives, want)
+			}
+			if s.opt.Parity >= 0 && s.opt.Parity != s.layout.Parity {
+				if err := checkParity(s.layout.Drives, s.opt.Parity); err != nil {
+					return err
+				}
+				s.layout.Parity = s.opt.Parity // applies to new writes only
+				return tx.Put(meta.Settings, []byte("layout"), meta.Encode(s.layout))
+			}
+			return nil
+		}
+		if want == 0 {
+			want = defaultDriveCount
+		}
+		parity := s.opt.Parity
+		if parity < 0 {
+			parity = erasure.DefaultParity(want)
+		}
+		if err := checkParity(want, parity); err != nil {
+			return err
+		}
+		var set [16]byte
+		if _, err := rand.Read(set[:]); err != nil {
+			return err
+		}
+		s.layout = meta.Layout{Set: hex.EncodeToString(set[:]), Drives: want, Parity: parity, BlockSize: s.opt.BlockSize}
+		return tx.Put(meta.Settings, []byte("layout"), meta.Encode(s.layout))
+	})
+}
+
+func checkParity(drives, parity int) error {
+	if parity < 0 || parity >= drives {
+		return fmt.Errorf("%w: parity %d needs at least %d drives, there are %d", ErrInvalidArgument, parity, parity+1, drives)
+	}
+	return nil
+}
+
+func (s *Store) openDrives() error {
+	paths := s.opt.Drives
+	if len(paths) == 0 {
+		for i := 0; i < s.layout.Drives; i++ {
+			paths = append(paths, filepath.Join(s.opt.Dir, "drives", fmt.Sprintf("d%d", i)))
+		}
+	}
+	for i, p := range paths {
+		d, created, err := drive.OpenDir(p, s.layout.Set, i)
+		if err != nil {
+			return err
+		}
+		if created {
+			s.log.Warn().Str("drive", p).Int("index", i).Msg("drive directory was missing or unformatted; formatted it empty, run heal to restore its shards")
+		}
+		s.drives = append(s.drives, d)
+	}
+	return nil
+}
+
+// Close stops the background workers and closes the index. Readers still
+// open keep working on their open files but can no longer be unpinned
+// usefully; close them first.
+func (s *Store) Close() error {
+	if s.closed.Swap(true) {
+		return nil
+	}
+	s.stopBG()
+	s.bg.Wait()
+	s.closeMu.Lock() // waits for commits in flight
+	s.stopCommit()
+	s.committerWG.Wait()
+	s.closeMu.Unlock()
+	s.watch.closeAll()
+	return s.idx.Close()
+}
+
+// Ready reports whether the store serves: nil when open and the index
+// answers.
+func (s *Store) Ready(ctx context.Context) error {
+	if s.closed.Load() {
+		return ErrClosed
+	}
+	return s.idx.View(ctx, func(meta.Tx) error { return nil })
+}
+
+// geometry is the k, m and block size of new writes.
+func (s *Store) geometry() (k, m, bs int) {
+	return s.layout.Drives - s.layout.Parity, s.layout.Parity, s.layout.BlockSize
+}
+
+func (s *Store) codec(k, m, bs int) (*erasure.Codec, error) {
+	s.codecMu.Lock()
+	defer s.codecMu.Unlock()
+	key := [3]int{k, m, bs}
+	if c, ok := s.codecs[key]; ok {
+		return c, nil
+	}
+	c, err := erasure.NewCodec(k, m, bs)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrDataCorrupt, err)
+	}
+	s.codecs[key] = c
+	return c, nil
+}
+
+func (s *Store) checkOpen() error {
+	if s.closed.Load() {
+		return ErrClosed
+	}
+	return nil
+}
+
+// errIs is errors.Is over several targets.
+func errIs(err error, targets ...error) bool {
+	for _, t := range targets {
+		if errors.Is(err, t) {
+			return true
+		}
+	}
+	return false
+}

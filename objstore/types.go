@@ -1,0 +1,133 @@
+package objstore
+
+import "time"
+
+// ObjectInfo describes one version of an object.
+type ObjectInfo struct {
+	Bucket       string
+	Key          string
+	VersionID    string // "null" for the null version
+	Size         int64
+	ETag         string // hex MD5, or the multipart form "<hex>-N"; unquoted
+	ModTime      time.Time
+	ContentType  string
+	Meta         map[string]string // user metadata and stored headers
+	DeleteMarker bool
+	IsLatest     bool
+	PartsCount   int // parts of a multipart object, 0 otherwise
+}
+
+// PutOptions are the options of Put and CreateMultipartUpload.
+type PutOptions struct {
+	ContentType string
+	Meta        map[string]string
+	// IfMatch makes the write succeed only when the current version's ETag
+	// equals it (compare-and-swap); ErrNoSuchKey when there is none.
+	IfMatch string
+	// IfNoneMatch "*" makes the write succeed only when the key has no
+	// current version (create only). Other values are ErrInvalidArgument.
+	IfNoneMatch string
+	// ContentMD5, when set, must equal the body's MD5 (ErrBadDigest).
+	ContentMD5 []byte
+}
+
+// GetOptions select what Open and Head read.
+type GetOptions struct {
+	VersionID string // empty means the current version
+}
+
+// DeleteOptions are the options of Delete.
+type DeleteOptions struct {
+	VersionID string // delete this version permanently
+	IfMatch   string // only when the current version has this ETag
+}
+
+// DeleteResult says what Delete did.
+type DeleteResult struct {
+	VersionID    string // the delete marker made, or the version removed
+	DeleteMarker bool   // a delete marker was made or removed
+}
+
+// CopyOptions are the options of Copy.
+type CopyOptions struct {
+	SrcVersionID string
+	// ReplaceMeta replaces content type and metadata with the ones below
+	// (S3 x-amz-metadata-directive: REPLACE); otherwise they are copied.
+	ReplaceMeta bool
+	ContentType string
+	Meta        map[string]string
+	// SrcIfMatch / SrcIfNoneMatch are checked against the source version
+	// inside the copy's transaction.
+	SrcIfMatch     string
+	SrcIfNoneMatch string
+	// IfMatch / IfNoneMatch are checked against the destination.
+	IfMatch     string
+	IfNoneMatch string
+}
+
+// RenameOptions are the options of Rename and RenamePrefix.
+type RenameOptions struct {
+	// IfMatch is checked against the source's ETag (Rename only).
+	IfMatch string
+	// IfNoneMatch "*" refuses to replace an existing destination; for
+	// RenamePrefix, any existing key under the destination prefix.
+	IfNoneMatch string
+	// DestIfMatch is checked against the destination's ETag (Rename only).
+	DestIfMatch string
+}
+
+// ListOptions select a page of ListObjects.
+type ListOptions struct {
+	Prefix    string
+	Delimiter string
+	// After lists keys strictly after it: S3's marker, start-after or the
+	// NextMarker of the previous page (the later of them).
+	After   string
+	MaxKeys int // zero means 1000
+}
+
+// ListPage is one page of ListObjects. Objects and CommonPrefixes are each
+// sorted; together they hold at most MaxKeys entries.
+type ListPage struct {
+	Objects        []ObjectInfo
+	CommonPrefixes []string
+	IsTruncated    bool
+	// NextMarker is the last key or common prefix of the page, to pass as
+	// After for the next page; set when IsTruncated.
+	NextMarker string
+}
+
+// ListVersionsOptions select a page of ListObjectVersions.
+type ListVersionsOptions struct {
+	Prefix          string
+	Delimiter       string
+	KeyMarker       string
+	VersionIDMarker string
+	MaxKeys         int
+}
+
+// VersionsPage is one page of ListObjectVersions, newest first per key.
+type VersionsPage struct {
+	Versions            []ObjectInfo
+	CommonPrefixes      []string
+	IsTruncated         bool
+	NextKeyMarker       string
+	NextVersionIDMarker string
+}
+
+// BucketInfo describes a bucket.
+type BucketInfo struct {
+	Name       string
+	Created    time.Time
+	Versioning string // "", "Enabled" or "Suspended"
+}
+
+// Versioning states.
+const (
+	VersioningEnabled   = "Enabled"
+	VersioningSuspended = "Suspended"
+)
+
+// NullVersion is the version id of versions written while versioning is
+// off or suspended.
+const NullVersion = "null"

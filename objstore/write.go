@@ -1,0 +1,184 @@
+package objstore
+
+import (
+	"bytes"
+	"context"
+	"crypto/md5"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"hash"
+	"io"
+	"os"
+	"time"
+
+	"github.com/cairnstore/cairn/objstore/erasure"
+	"github.com/cairnstore/cairn/objstore/meta"
+)
+
+// newData is erasure-coded data written to the drives but not yet
+// committed to the index.
+type newData struct {
+	id     erasure.DataID
+	rec    meta.Data
+	md5    []byte
+	shards []int // drives holding a shard
+	quorum int
+}
+
+// segment is the whole of the data as one segment.
+func (d *newData) segment() meta.Segment {
+	return meta.Segment{Data: d.id.String(), Length: d.rec.Size}
+}
+
+// writeData streams body (size bytes, or until EOF when size < 0) into a
+// new data object on every drive. It returns nil data for an empty body.
+// On error no shard file is left behind (best effort; the start-up sweep
+// catches the rest).
+func (s *Store) writeData(ctx context.Context, bucket, key string, body io.Reader, size int64, wantMD5 []byte) (*newData, []byte, error) {
+	h := md5.New()
+	if size == 0 {
+		return nil, h.Sum(nil), checkDigest(h, wantMD5)
+	}
+	k, m, bs := s.geometry()
+	codec, err := s.codec(k, m, bs)
+	if err != nil {
+		return nil, nil, err
+	}
+	id := erasure.NewDataID()
+	name := id.String()
+	files := make([]*os.File, len(s.drives))
+	sinks := make([]io.WriterAt, len(s.drives))
+	quorum := erasure.WriteQuorum(k, m)
+	cleanup := func() {
+		for i, f := range files {
+			if f != nil {
+				f.Close()
+			}
+			_ = s.drives[i].Remove(context.Background(), name)
+		}
+	}
+	opened := 0
+	for i, d := range s.drives {
+		f, err := d.Create(ctx, name)
+		if err != nil {
+			s.log.Warn().Err(err).Int("drive", i).Msg("cannot create shard file")
+			continue
+		}
+		files[i], sinks[i] = f, f
+		opened++
+	}
+	if opened < quorum {
+		cleanup()
+		return nil, nil, fmt.Errorf("%w: %d of %d drives writable, %d needed", ErrQuorumLost, opened, len(s.drives), quorum)
+	}
+	hdr := erasure.Header{Size: max(size, 0), DataID: id, Bucket: bucket, Key: key}
+	w, err := codec.NewWriter(ctx, hdr, sinks)
+	if err != nil {
+		cleanup()
+		return nil, nil, wrapWriteErr(err)
+	}
+	src := body
+	if size > 0 {
+		src = io.LimitReader(body, size)
+	}
+	n, err := io.Copy(w, io.TeeReader(src, h))
+	if err == nil && size > 0 && n < size {
+		err = fmt.Errorf("%w: got %d of %d bytes", ErrIncompleteBody, n, size)
+	}
+	if err == nil {
+		err = w.Close()
+	}
+	if err != nil {
+		cleanup()
+		return nil, nil, wrapWriteErr(err)
+	}
+	if n == 0 {
+		cleanup()
+		return nil, h.Sum(nil), checkDigest(h, wantMD5)
+	}
+	if err := checkDigest(h, wantMD5); err != nil {
+		cleanup()
+		return nil, nil, err
+	}
+	failed := map[int]bool{}
+	for _, i := range w.Failed() {
+		failed[i] = true
+	}
+	var shards []int
+	for i, f := range files {
+		if f == nil {
+			continue
+		}
+		if err := f.Close(); err != nil {
+			failed[i] = true
+		}
+		files[i] = nil
+		if !failed[i] {
+			shards = append(shards, i)
+		} else {
+			_ = s.drives[i].Remove(ctx, name)
+		}
+	}
+	if len(shards) < quorum {
+		cleanup()
+		return nil, nil, fmt.Errorf("%w: %d of %d shards written, %d needed", ErrQuorumLost, len(shards), len(s.drives), quorum)
+	}
+	return &newData{
+		id: id,
+		rec: meta.Data{K: k, M: m, BlockSize: bs, Size: n, Bucket: bucket, Key: key,
+			Created: time.Now().UTC()},
+		md5:    h.Sum(nil),
+		shards: shards,
+		quorum: quorum,
+	}, h.Sum(nil), nil
+}
+
+func wrapWriteErr(err error) error {
+	switch {
+	case errors.Is(err, erasure.ErrWriteQuorum):
+		return fmt.Errorf("%w: %v", ErrQuorumLost, err)
+	default:
+		return err
+	}
+}
+
+func checkDigest(h hash.Hash, want []byte) error {
+	if want != nil && !bytes.Equal(h.Sum(nil), want) {
+		return fmt.Errorf("%w: body MD5 %s, Content-MD5 %s", ErrBadDigest, hex.EncodeToString(h.Sum(nil)), hex.EncodeToString(want))
+	}
+	return nil
+}
+
+// discard removes the shard files of data that will not be committed.
+func (s *Store) discard(d *newData) {
+	if d == nil {
+		return
+	}
+	name := d.id.String()
+	for _, dr := range s.drives {
+		_ = dr.Remove(context.Background(), name)
+	}
+}
+
+// commitData commits fn together with the data it references. A nil d is
+// a mutation without new data. On failure the data is discarded.
+func (s *Store) commitData(ctx context.Context, d *newData, fn func(tx meta.Tx) error) error {
+	if d == nil {
+		return s.commit(ctx, nil, 0, fn)
+	}
+	err := s.commit(ctx, d.shards, d.quorum, func(tx meta.Tx) error {
+		if err := tx.Put(meta.DataTable, meta.DataKey(d.id), meta.Encode(d.rec)); err != nil {
+			return err
+		}
+		return fn(tx)
+	})
+	if err != nil {
+		s.discard(d)
+		return err
+	}
+	if len(d.shards) < len(s.drives) {
+		s.queueHeal(d.id.String())
+	}
+	return nil
+}
