@@ -59,6 +59,9 @@ func (s *Store) fsck(ctx context.Context, progress func(Progress)) (FsckReport, 
 			progress(Progress{Phase: "verify", Done: int64(i), Total: int64(len(datas))})
 		}
 		known[d.id.String()] = true
+		if d.garbage {
+			continue // being freed: shards may be partly gone already
+		}
 		rep.DataObjects++
 		codec, err := s.codec(d.rec.K, d.rec.M, d.rec.BlockSize)
 		if err != nil {

@@ -42,6 +42,9 @@ func Heal(ctx context.Context, opt Options, progress func(Progress)) (HealReport
 		if progress != nil {
 			progress(Progress{Phase: "heal", Done: int64(i), Total: int64(len(datas))})
 		}
+		if d.garbage {
+			continue
+		}
 		healed, err := s.healData(ctx, d.id, d.rec)
 		for _, idx := range healed {
 			rep.Healed = append(rep.Healed, s.shardRef(d.id, idx, d.rec))
@@ -64,8 +67,9 @@ func Heal(ctx context.Context, opt Options, progress func(Progress)) (HealReport
 }
 
 type dataItem struct {
-	id  erasure.DataID
-	rec meta.Data
+	id      erasure.DataID
+	rec     meta.Data
+	garbage bool // waiting for the cleaner, which may have removed some shards already
 }
 
 // allData lists every data object the index knows, live or garbage.
@@ -75,7 +79,7 @@ func (s *Store) allData(ctx context.Context) ([]dataItem, error) {
 		for _, t := range []meta.Table{meta.DataTable, meta.Garbage} {
 			c := tx.Cursor(t)
 			for k, v := c.First(); k != nil; k, v = c.Next() {
-				var it dataItem
+				it := dataItem{garbage: t == meta.Garbage}
 				copy(it.id[:], k)
 				if t == meta.Garbage {
 					var g meta.GarbageEntry
