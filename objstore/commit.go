@@ -40,67 +40,99 @@ func (s *Store) commit(ctx context.Context, shards []int, quorum int, fn func(tx
 	return <-r.done
 }
 
-// runCommitter is the committer goroutine: it batches every request
-// waiting and commits them together. It drains the queue before exiting.
+// runCommitter runs the two stages of the group commit until ctx ends,
+// then drains what was queued: the syncer takes every request waiting and
+// flushes the drives once for them; the indexer takes every flushed batch
+// waiting and applies them in one index transaction. The stages overlap,
+// so the drives of batch N+1 flush while batch N's index commit runs.
 func (s *Store) runCommitter(ctx context.Context) {
-	for {
-		var first *commitReq
-		select {
-		case first = <-s.commits:
-		case <-ctx.Done():
-			for {
-				select {
-				case r := <-s.commits:
-					s.runBatch([]*commitReq{r})
-				default:
-					return
+	synced := make(chan []*commitReq, 2)
+	go func() {
+		defer close(synced)
+		for {
+			var first *commitReq
+			select {
+			case first = <-s.commits:
+			case <-ctx.Done():
+				for {
+					select {
+					case r := <-s.commits:
+						synced <- s.syncBatch([]*commitReq{r})
+					default:
+						return
+					}
 				}
 			}
+			batch := []*commitReq{first}
+		drain:
+			for len(batch) < 1024 {
+				select {
+				case r := <-s.commits:
+					batch = append(batch, r)
+				default:
+					break drain
+				}
+			}
+			synced <- s.syncBatch(batch)
 		}
-		batch := []*commitReq{first}
-	drain:
-		for len(batch) < 1024 {
+	}()
+	for batch := range synced {
+	merge:
+		for len(batch) < 4096 {
 			select {
-			case r := <-s.commits:
-				batch = append(batch, r)
+			case more, ok := <-synced:
+				if !ok {
+					break merge
+				}
+				batch = append(batch, more...)
 			default:
-				break drain
+				break merge
 			}
 		}
-		s.runBatch(batch)
+		s.commitBatch(batch)
 	}
 }
 
-func (s *Store) runBatch(batch []*commitReq) {
-	ctx := context.Background() // requests are committed even when their caller gave up
+// syncBatch flushes the drives when a request of the batch wrote data and
+// answers the requests whose data did not reach quorum; it returns the
+// rest.
+func (s *Store) syncBatch(batch []*commitReq) []*commitReq {
 	needSync := false
 	for _, r := range batch {
 		if r.shards != nil {
 			needSync = true
 		}
 	}
-	if needSync {
-		errs := drive.SyncAll(ctx, s.drives)
-		kept := batch[:0]
-		for _, r := range batch {
-			if r.shards == nil {
-				kept = append(kept, r)
-				continue
-			}
-			ok := 0
-			for _, d := range r.shards {
-				if errs[d] == nil {
-					ok++
-				}
-			}
-			if ok < r.quorum {
-				r.done <- fmt.Errorf("%w: %d of %d drives flushed, %d needed", ErrQuorumLost, ok, len(r.shards), r.quorum)
-				continue
-			}
-			kept = append(kept, r)
-		}
-		batch = kept
+	if !needSync {
+		return batch
 	}
+	errs := drive.SyncAll(context.Background(), s.drives)
+	kept := batch[:0]
+	for _, r := range batch {
+		if r.shards == nil {
+			kept = append(kept, r)
+			continue
+		}
+		ok := 0
+		for _, d := range r.shards {
+			if errs[d] == nil {
+				ok++
+			}
+		}
+		if ok < r.quorum {
+			r.done <- fmt.Errorf("%w: %d of %d drives flushed, %d needed", ErrQuorumLost, ok, len(r.shards), r.quorum)
+			continue
+		}
+		kept = append(kept, r)
+	}
+	return kept
+}
+
+// commitBatch applies the batch in one transaction. A request whose fn
+// fails gets its error and the batch is re-run without it (the failed
+// attempt is rolled back, which costs no I/O).
+func (s *Store) commitBatch(batch []*commitReq) {
+	ctx := context.Background() // requests are committed even when their caller gave up
 	for len(batch) > 0 {
 		failed := -1
 		var ferr error

@@ -18,12 +18,13 @@
 //
 // # Durability and group commit
 //
-// Shard files are written without fsync. Each mutation goes through one
-// committer goroutine that takes every request waiting, flushes the drives
-// once (syncfs) when any of them wrote data, and applies all of them in one
-// bbolt transaction. A lone request starts a batch at once; concurrent
-// ones share the flushes. The index never points at data that was not
-// flushed first.
+// Shard files are written without fsync. Each mutation goes through the
+// committer, a two-stage pipeline: the syncer takes every request waiting
+// and, when any of them wrote data, flushes the drives once (syncfs per
+// filesystem); the indexer takes every flushed batch waiting and applies
+// them in one bbolt transaction. A lone request starts a batch at once;
+// concurrent ones share the flushes, and batch N+1 flushes while batch N
+// commits. The index never points at data that was not flushed first.
 //
 // # Reclaiming space
 //

@@ -1,0 +1,170 @@
+package objstore
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"sync/atomic"
+	"testing"
+
+	"github.com/klauspost/reedsolomon"
+)
+
+// Benchmarks for docs/performance.md. Run them with `make bench`. Each
+// sub-benchmark runs 16 concurrent clients (b.SetParallelism over
+// GOMAXPROCS) against a fresh store in a temporary directory on the same
+// disk as the naive baseline, so ratios within one run are comparable.
+
+const benchClients = 16
+
+func setClients(b *testing.B) {
+	p := (benchClients + 1) / max(1, runtimeProcs())
+	b.SetParallelism(max(1, p))
+}
+
+func benchSizes() []struct {
+	name string
+	size int
+} {
+	return []struct {
+		name string
+		size int
+	}{{"4KiB", 4 << 10}, {"64MiB", 64 << 20}}
+}
+
+func BenchmarkPut(b *testing.B) {
+	for _, sz := range benchSizes() {
+		for _, drives := range []int{1, 4} {
+			b.Run(fmt.Sprintf("%s/drives=%d", sz.name, drives), func(b *testing.B) {
+				s, _ := newBenchStore(b, drives)
+				data := randBytes(sz.size, 1)
+				var n atomic.Int64
+				b.SetBytes(int64(sz.size))
+				setClients(b)
+				b.ResetTimer()
+				b.RunParallel(func(pb *testing.PB) {
+					for pb.Next() {
+						key := fmt.Sprintf("k%d", n.Add(1)%64)
+						if _, err := s.Put(context.Background(), "bench", key, bytes.NewReader(data), int64(len(data)), PutOptions{}); err != nil {
+							b.Error(err)
+							return
+						}
+					}
+				})
+			})
+		}
+	}
+}
+
+func BenchmarkGet(b *testing.B) {
+	for _, sz := range benchSizes() {
+		for _, drives := range []int{1, 4} {
+			b.Run(fmt.Sprintf("%s/drives=%d", sz.name, drives), func(b *testing.B) {
+				s, _ := newBenchStore(b, drives)
+				data := randBytes(sz.size, 1)
+				keys := 64
+				if sz.size > 1<<20 {
+					keys = 4
+				}
+				for i := 0; i < keys; i++ {
+					if _, err := s.Put(context.Background(), "bench", fmt.Sprintf("k%d", i), bytes.NewReader(data), int64(len(data)), PutOptions{}); err != nil {
+						b.Fatal(err)
+					}
+				}
+				var n atomic.Int64
+				b.SetBytes(int64(sz.size))
+				setClients(b)
+				b.ResetTimer()
+				b.RunParallel(func(pb *testing.PB) {
+					buf := make([]byte, 1<<20)
+					for pb.Next() {
+						r, err := s.Open(context.Background(), "bench", fmt.Sprintf("k%d", n.Add(1)%int64(keys)), GetOptions{})
+						if err != nil {
+							b.Error(err)
+							return
+						}
+						if _, err := io.CopyBuffer(io.Discard, r, buf); err != nil {
+							b.Error(err)
+						}
+						r.Close()
+					}
+				})
+			})
+		}
+	}
+}
+
+// BenchmarkNaivePut is the yardstick: one file per put, written, fsynced
+// and renamed into place (what bench/naives3 does), 16 clients.
+func BenchmarkNaivePut(b *testing.B) {
+	for _, sz := range benchSizes() {
+		b.Run(sz.name, func(b *testing.B) {
+			dir := b.TempDir()
+			data := randBytes(sz.size, 1)
+			var n atomic.Int64
+			b.SetBytes(int64(sz.size))
+			setClients(b)
+			b.ResetTimer()
+			b.RunParallel(func(pb *testing.PB) {
+				for pb.Next() {
+					i := n.Add(1)
+					tmp := filepath.Join(dir, fmt.Sprintf(".tmp%d", i))
+					f, err := os.Create(tmp)
+					if err == nil {
+						_, err = f.Write(data)
+					}
+					if err == nil {
+						err = f.Sync()
+					}
+					if f != nil {
+						f.Close()
+					}
+					if err == nil {
+						err = os.Rename(tmp, filepath.Join(dir, fmt.Sprintf("k%d", i%64)))
+					}
+					if err != nil {
+						b.Error(err)
+						return
+					}
+				}
+			})
+		})
+	}
+}
+
+// BenchmarkReedSolomonEncode is reedsolomon's raw encode speed for the
+// store's default geometry (4 drives: 2+2, 1 MiB blocks).
+func BenchmarkReedSolomonEncode(b *testing.B) {
+	enc, err := reedsolomon.New(2, 2)
+	if err != nil {
+		b.Fatal(err)
+	}
+	shards := make([][]byte, 4)
+	for i := range shards {
+		shards[i] = randBytes(512<<10, uint64(i))
+	}
+	b.SetBytes(1 << 20)
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		if err := enc.Encode(shards); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+func newBenchStore(b *testing.B, drives int) (*Store, Options) {
+	b.Helper()
+	opt := Options{Dir: b.TempDir(), DriveCount: drives, Parity: -1}
+	s, err := Open(context.Background(), opt)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { s.Close() })
+	if err := s.CreateBucket(context.Background(), "bench"); err != nil {
+		b.Fatal(err)
+	}
+	return s, opt
+}

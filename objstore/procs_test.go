@@ -1,0 +1,5 @@
+package objstore
+
+import "runtime"
+
+func runtimeProcs() int { return runtime.GOMAXPROCS(0) }
