@@ -1,0 +1,390 @@
+package erasure
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"sync"
+	"sync/atomic"
+)
+
+// sinkQueueDepth is how many chunks may wait for each sink. With one block
+// being filled and one being written, it bounds a Writer's memory to about
+// sinkQueueDepth+2 block buffers.
+const sinkQueueDepth = 2
+
+// Writer streams an object's bytes into k+m shard files. It is not safe for
+// concurrent use. Close must be called, even after an error, to stop its
+// goroutines (cancelling the Writer's context also stops them).
+type Writer struct {
+	c      *Codec
+	ctx    context.Context // from NewWriter: the write is one I/O call spread over methods
+	hdr    Header          // Index and Size are set per use
+	sinks  []io.WriterAt
+	hdrLen int64
+	queues []chan sinkJob // nil for a sink unavailable from the start
+	wg     sync.WaitGroup
+
+	mu     sync.Mutex // protects the following
+	failed []bool
+	errs   []error
+
+	// Owned by the caller's goroutine.
+	buf      *[]byte // block being filled, nil if none
+	fill     int     // object bytes in buf
+	block    int64   // index of the block being filled
+	size     int64
+	err      error // sticky
+	closed   bool
+	closeErr error
+}
+
+// sinkJob is one WriteAt for a sink's worker.
+type sinkJob struct {
+	off  int64
+	data []byte
+	seal bool      // compute data's checksum into its first 4 bytes first
+	buf  *inflight // released after the job, if not nil
+}
+
+// inflight is a block buffer shared by the sink workers writing it.
+type inflight struct {
+	c    *Codec
+	buf  *[]byte
+	refs atomic.Int32
+}
+
+func (f *inflight) release() {
+	if f.refs.Add(-1) == 0 {
+		f.c.putBuf(f.buf)
+	}
+}
+
+// NewWriter starts writing an object to sinks, one per shard (k+m; nil for a
+// shard unavailable from the start). hdr supplies DataID, Bucket and Key; the
+// codec sets K, M and BlockSize, and Index is set per shard. Each header is
+// written at offset 0 first with size 0 and rewritten by Close with the final
+// size.
+//
+// A sink whose WriteAt fails is marked failed and skipped from then on. The
+// write goes on while at least WriteQuorum(k, m) sinks are healthy; below
+// that Write, ReadFrom and Close fail wrapping ErrWriteQuorum. If ctx is
+// done, they return ctx.Err().
+func (c *Codec) NewWriter(ctx context.Context, hdr Header, sinks []io.WriterAt) (*Writer, error) {
+	n := c.k + c.m
+	if len(sinks) != n {
+		return nil, fmt.Errorf("%w: %d sinks given, want %d", ErrGeometry, len(sinks), n)
+	}
+	hdr.K, hdr.M, hdr.BlockSize, hdr.Index, hdr.Size = c.k, c.m, c.blockSize, 0, 0
+	if err := hdr.validate(); err != nil {
+		return nil, err
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	w := &Writer{
+		c: c, ctx: ctx, hdr: hdr, sinks: sinks,
+		hdrLen: int64(hdr.EncodedLen()),
+		queues: make([]chan sinkJob, n),
+		failed: make([]bool, n),
+		errs:   make([]error, n),
+	}
+	for i, s := range sinks {
+		if s == nil {
+			w.failed[i] = true
+			continue
+		}
+		w.queues[i] = make(chan sinkJob, sinkQueueDepth)
+		w.wg.Add(1)
+		go w.run(i, w.queues[i])
+	}
+	err := w.dispatch(func(i int) sinkJob {
+		b, _ := w.headerBytes(i, 0) // validated above
+		return sinkJob{data: b}
+	}, nil)
+	if err != nil {
+		w.err = err
+		_ = w.Close()
+		return nil, err
+	}
+	return w, nil
+}
+
+// headerBytes encodes shard i's header for an object of size bytes.
+func (w *Writer) headerBytes(i int, size int64) ([]byte, error) {
+	h := w.hdr
+	h.Index, h.Size = i, size
+	return h.MarshalBinary()
+}
+
+// run is sink i's worker: it writes the chunks queued for it.
+func (w *Writer) run(i int, q <-chan sinkJob) {
+	defer w.wg.Done()
+	for {
+		select {
+		case j, ok := <-q:
+			if !ok {
+				return
+			}
+			if !w.isFailed(i) {
+				if j.seal {
+					sealChunk(j.data)
+				}
+				if _, err := w.sinks[i].WriteAt(j.data, j.off); err != nil {
+					w.fail(i, err)
+				}
+			}
+			if j.buf != nil {
+				j.buf.release()
+			}
+		case <-w.ctx.Done():
+			return
+		}
+	}
+}
+
+func (w *Writer) isFailed(i int) bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.failed[i]
+}
+
+func (w *Writer) fail(i int, err error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.failed[i] = true
+	w.errs[i] = fmt.Errorf("shard %d: %w", i, err)
+}
+
+// healthy returns the shards not failed so far, or an error wrapping
+// ErrWriteQuorum if they are too few.
+func (w *Writer) healthy() ([]int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	var ok []int
+	for i, f := range w.failed {
+		if !f {
+			ok = append(ok, i)
+		}
+	}
+	if q := WriteQuorum(w.c.k, w.c.m); len(ok) < q {
+		err := fmt.Errorf("%w: %d of %d shards healthy, need %d", ErrWriteQuorum, len(ok), len(w.failed), q)
+		if cause := errors.Join(w.errs...); cause != nil {
+			err = fmt.Errorf("%w: %w", err, cause)
+		}
+		return ok, err
+	}
+	return ok, nil
+}
+
+// dispatch queues mk(i) for every healthy sink i.
+func (w *Writer) dispatch(mk func(i int) sinkJob, f *inflight) error {
+	ok, err := w.healthy()
+	if err != nil {
+		return err
+	}
+	if f != nil {
+		f.refs.Store(int32(len(ok)))
+	}
+	for _, i := range ok {
+		select {
+		case w.queues[i] <- mk(i):
+		case <-w.ctx.Done():
+			return w.ctx.Err()
+		}
+	}
+	return nil
+}
+
+// usable returns the error that stops further writes, if any.
+func (w *Writer) usable() error {
+	switch {
+	case w.closed:
+		return errors.New("erasure: write to closed Writer")
+	case w.err != nil:
+		return w.err
+	}
+	if err := w.ctx.Err(); err != nil {
+		w.err = err
+		return err
+	}
+	return nil
+}
+
+// space returns where the next object bytes of the current block go: the
+// rest of the current data shard. Full blocks are laid out in place.
+func (w *Writer) space() []byte {
+	if w.buf == nil {
+		w.buf = w.c.getBuf()
+	}
+	c := w.c
+	j, pos := w.fill/c.shardSize, w.fill%c.shardSize
+	avail := min(c.shardSize-pos, c.blockSize-w.fill)
+	off := j*c.stride + checksumLen + pos
+	return (*w.buf)[off : off+avail]
+}
+
+// advance accounts for n bytes copied into space() and ships a full block.
+func (w *Writer) advance(n int) error {
+	w.fill += n
+	w.size += int64(n)
+	if w.fill < w.c.blockSize {
+		return nil
+	}
+	if err := w.flush(); err != nil {
+		w.err = err
+		return err
+	}
+	return nil
+}
+
+// Write implements io.Writer.
+func (w *Writer) Write(p []byte) (int, error) {
+	if err := w.usable(); err != nil {
+		return 0, err
+	}
+	n := 0
+	for n < len(p) {
+		c := copy(w.space(), p[n:])
+		n += c
+		if err := w.advance(c); err != nil {
+			return n, err
+		}
+	}
+	return n, nil
+}
+
+// ReadFrom implements io.ReaderFrom, reading straight into block buffers.
+// Errors from r are returned as they are and do not spoil the Writer.
+func (w *Writer) ReadFrom(r io.Reader) (int64, error) {
+	var total int64
+	for {
+		if err := w.usable(); err != nil {
+			return total, err
+		}
+		n, rerr := r.Read(w.space())
+		total += int64(n)
+		if err := w.advance(n); err != nil {
+			return total, err
+		}
+		switch {
+		case errors.Is(rerr, io.EOF):
+			return total, nil
+		case rerr != nil:
+			return total, rerr
+		}
+	}
+}
+
+// flush encodes the current block and queues its chunks.
+func (w *Writer) flush() error {
+	c := w.c
+	buf := *w.buf
+	l := w.fill
+	ss := ceilDiv(l, c.k)
+	if ss != c.shardSize {
+		c.relayout(buf, l, ss)
+	}
+	shards := make([][]byte, c.k+c.m)
+	for i := range shards {
+		shards[i] = c.chunk(buf, i, ss)[checksumLen:]
+		if i < c.k { // zero the padding past the object bytes
+			clear(shards[i][max(0, min(ss, l-i*ss)):])
+		}
+	}
+	if c.enc != nil {
+		if err := c.enc.Encode(shards); err != nil {
+			return fmt.Errorf("erasure: encode block %d: %w", w.block, err)
+		}
+	}
+	off := w.hdrLen + w.block*int64(c.stride) // every earlier block was full
+	f := &inflight{c: c, buf: w.buf}
+	w.buf, w.fill = nil, 0
+	w.block++
+	return w.dispatch(func(i int) sinkJob {
+		return sinkJob{off: off, data: c.chunk(buf, i, ss), seal: true, buf: f}
+	}, f)
+}
+
+// relayout moves the l object bytes of a short last block, written with the
+// full-block shard size, to shards of ss bytes.
+func (c *Codec) relayout(buf []byte, l, ss int) {
+	tmp := make([]byte, 0, l)
+	for j := 0; len(tmp) < l; j++ {
+		s := c.chunk(buf, j, c.shardSize)[checksumLen:]
+		tmp = append(tmp, s[:min(len(s), l-len(tmp))]...)
+	}
+	for j := 0; j*ss < l; j++ {
+		copy(c.chunk(buf, j, ss)[checksumLen:], tmp[j*ss:])
+	}
+}
+
+// Close writes the last partial block, waits for all chunks to be written and
+// rewrites the headers with the final size. It does not sync. It returns an
+// error wrapping ErrWriteQuorum if too few shards were written, or ctx.Err()
+// if the context was cancelled. Later calls return the same result.
+func (w *Writer) Close() error {
+	if w.closed {
+		return w.closeErr
+	}
+	err := w.err
+	if err == nil {
+		err = w.ctx.Err()
+	}
+	if err == nil && w.fill > 0 {
+		err = w.flush()
+	}
+	w.closed = true
+	for _, q := range w.queues {
+		if q != nil {
+			close(q)
+		}
+	}
+	w.wg.Wait()
+	if err == nil {
+		err = w.ctx.Err()
+	}
+	if err == nil {
+		err = w.finish()
+	}
+	w.closeErr = err
+	return err
+}
+
+// finish rewrites the headers of the healthy shards with the final size.
+func (w *Writer) finish() error {
+	ok, err := w.healthy()
+	if err != nil {
+		return err
+	}
+	hdrs := make([][]byte, len(w.sinks))
+	for _, i := range ok {
+		if hdrs[i], err = w.headerBytes(i, w.size); err != nil {
+			return err
+		}
+	}
+	forEach(ok, true, func(i int) {
+		if _, err := w.sinks[i].WriteAt(hdrs[i], 0); err != nil {
+			w.fail(i, err)
+		}
+	})
+	_, err = w.healthy()
+	return err
+}
+
+// Size returns the number of object bytes accepted so far.
+func (w *Writer) Size() int64 { return w.size }
+
+// Failed returns, sorted, the shards whose sink failed or was nil.
+func (w *Writer) Failed() []int {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	var out []int
+	for i, f := range w.failed {
+		if f {
+			out = append(out, i)
+		}
+	}
+	return out
+}
