@@ -136,7 +136,7 @@ func runUntilKilled(t *testing.T, bin, dir string, run int, d time.Duration) []c
 	select {
 	case <-ready:
 	case <-time.After(60 * time.Second):
-		cmd.Process.Kill()
+		_ = cmd.Process.Kill()
 		t.Fatalf("run %d: worker not ready: %s", run, stderr.String())
 	}
 	time.Sleep(d)

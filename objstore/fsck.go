@@ -43,7 +43,7 @@ func Fsck(ctx context.Context, opt Options, progress func(Progress)) (FsckReport
 	if err != nil {
 		return FsckReport{}, err
 	}
-	defer s.Close()
+	defer func() { _ = s.Close() }()
 	return s.fsck(ctx, progress)
 }
 

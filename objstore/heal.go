@@ -32,7 +32,7 @@ func Heal(ctx context.Context, opt Options, progress func(Progress)) (HealReport
 	if err != nil {
 		return HealReport{}, err
 	}
-	defer s.Close()
+	defer func() { _ = s.Close() }()
 	var rep HealReport
 	datas, err := s.allData(ctx)
 	if err != nil {
@@ -115,7 +115,7 @@ func (s *Store) openShards(ctx context.Context, id string, n int) ([]io.ReaderAt
 	}
 	return srcs, func() {
 		for _, f := range files {
-			f.Close()
+			_ = f.Close()
 		}
 	}
 }

@@ -1,6 +1,7 @@
 package objstore
 
 import (
+	"bytes"
 	"context"
 	"crypto/md5"
 	"crypto/rand"
@@ -167,7 +168,7 @@ func (s *Store) CopyPart(ctx context.Context, bucket, key, uploadID string, n in
 	if err != nil {
 		return PartInfo{}, err
 	}
-	defer r.Close()
+	defer func() { _ = r.Close() }()
 	size := r.Size()
 	if length < 0 {
 		length = size - offset
@@ -367,14 +368,18 @@ func (s *Store) ListMultipartUploads(ctx context.Context, bucket string, opt Lis
 			return err
 		}
 		full := meta.ObjectKey(bucket, opt.Prefix)
-		c := tx.Cursor(meta.Uploads)
-		k, raw := c.Seek(full)
+		start := full
 		switch {
 		case opt.KeyMarker != "" && opt.UploadIDMarker != "":
-			k, raw = c.Seek(append(meta.UploadKey(bucket, opt.KeyMarker, opt.UploadIDMarker), 0))
+			start = append(meta.UploadKey(bucket, opt.KeyMarker, opt.UploadIDMarker), 0)
 		case opt.KeyMarker != "":
-			k, raw = c.Seek(append(meta.ObjectKey(bucket, opt.KeyMarker), 1))
+			start = append(meta.ObjectKey(bucket, opt.KeyMarker), 1)
 		}
+		if bytes.Compare(start, full) < 0 {
+			start = full // a marker before the prefix does not skip into it
+		}
+		c := tx.Cursor(meta.Uploads)
+		k, raw := c.Seek(start)
 		for ; meta.HasPrefix(k, full); k, raw = c.Next() {
 			if len(uploads) == max {
 				truncated = true

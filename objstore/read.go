@@ -129,7 +129,7 @@ func (s *Store) Open(ctx context.Context, bucket, key string, opt GetOptions) (*
 		if !ok {
 			dr, err = s.newDataReader(ctx, sg.Data, datas[sg.Data])
 			if err != nil {
-				r.Close()
+				_ = r.Close()
 				return nil, err
 			}
 			readers[sg.Data] = dr
@@ -181,7 +181,7 @@ func (r *ObjectReader) ReadAt(p []byte, off int64) (int, error) {
 		n += m
 		off += int64(m)
 		p = p[m:]
-		if err != nil && !(errors.Is(err, io.EOF) && m == len(chunk)) {
+		if err != nil && (!errors.Is(err, io.EOF) || m != len(chunk)) {
 			if errors.Is(err, io.EOF) {
 				err = fmt.Errorf("%w: data %s shorter than its segment", ErrDataCorrupt, r.segs[i].seg.Data)
 			}
@@ -312,6 +312,6 @@ func (l *lazyShard) ReadAt(p []byte, off int64) (int, error) {
 func (l *lazyShard) close() {
 	l.once.Do(func() { l.err = os.ErrClosed })
 	if l.f != nil {
-		l.f.Close()
+		_ = l.f.Close()
 	}
 }

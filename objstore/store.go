@@ -12,6 +12,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	md5simd "github.com/minio/md5-simd"
 	"github.com/rs/zerolog"
 
 	"github.com/cairnstore/cairn/objstore/drive"
@@ -45,6 +46,9 @@ type Store struct {
 
 	watch watchers
 
+	md5srv      md5simd.Server // multi-stream MD5 for concurrent large writes
+	largeWrites atomic.Int32   // large writes in flight
+
 	healq     chan string   // data ids seen degraded
 	cleanWake chan struct{} // nudges the cleaner
 }
@@ -59,7 +63,7 @@ func Open(ctx context.Context, opt Options) (*Store, error) {
 		return nil, err
 	}
 	if err := s.sweep(ctx); err != nil {
-		s.Close()
+		_ = s.Close()
 		return nil, err
 	}
 	if !s.opt.NoBackground {
@@ -98,13 +102,16 @@ func open(ctx context.Context, opt Options) (*Store, error) {
 		healq:     make(chan string, 4096),
 		cleanWake: make(chan struct{}, 1),
 		stopBG:    func() {},
+		md5srv:    md5simd.NewServer(),
 	}
 	if err := s.loadLayout(ctx); err != nil {
-		idx.Close()
+		s.md5srv.Close()
+		_ = idx.Close()
 		return nil, err
 	}
 	if err := s.openDrives(); err != nil {
-		idx.Close()
+		s.md5srv.Close()
+		_ = idx.Close()
 		return nil, err
 	}
 	cctx, cancel := context.WithCancel(context.Background())
@@ -199,6 +206,7 @@ func (s *Store) Close() error {
 	s.committerWG.Wait()
 	s.closeMu.Unlock()
 	s.watch.closeAll()
+	s.md5srv.Close()
 	return s.idx.Close()
 }
 

@@ -2,7 +2,6 @@ package objstore
 
 import (
 	"fmt"
-	"net/netip"
 	"strings"
 	"unicode/utf8"
 )
@@ -23,7 +22,7 @@ func ValidateBucketName(name string) error {
 	}
 	for i := 0; i < len(name); i++ {
 		c := name[i]
-		if !(c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '.' || c == '-') {
+		if !isAlnum(c) && c != '.' && c != '-' {
 			return bad("only lowercase letters, digits, dots and hyphens are allowed")
 		}
 	}
@@ -33,7 +32,7 @@ func ValidateBucketName(name string) error {
 	if strings.Contains(name, "..") {
 		return bad("must not contain two adjacent periods")
 	}
-	if _, err := netip.ParseAddr(name); err == nil {
+	if looksLikeIPv4(name) {
 		return bad("must not be formatted as an IP address")
 	}
 	for _, p := range []string{"xn--", "sthree-", "amzn-s3-demo-"} {
@@ -47,6 +46,22 @@ func ValidateBucketName(name string) error {
 		}
 	}
 	return nil
+}
+
+// looksLikeIPv4 reports whether name is four dot-separated groups of
+// digits ("192.168.5.4", but also "999.1.1.01"): S3 refuses names formatted
+// as an IP address, whether or not the address is valid.
+func looksLikeIPv4(name string) bool {
+	groups := strings.Split(name, ".")
+	if len(groups) != 4 {
+		return false
+	}
+	for _, g := range groups {
+		if g == "" || strings.Trim(g, "0123456789") != "" {
+			return false
+		}
+	}
+	return true
 }
 
 func isAlnum(c byte) bool { return c >= 'a' && c <= 'z' || c >= '0' && c <= '9' }

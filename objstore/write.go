@@ -36,7 +36,8 @@ func (d *newData) segment() meta.Segment {
 // On error no shard file is left behind (best effort; the start-up sweep
 // catches the rest).
 func (s *Store) writeData(ctx context.Context, bucket, key string, body io.Reader, size int64, wantMD5 []byte) (*newData, []byte, error) {
-	h := md5.New()
+	h, release := s.newMD5(size)
+	defer release()
 	if size == 0 {
 		return nil, h.Sum(nil), checkDigest(h, wantMD5)
 	}
@@ -53,7 +54,7 @@ func (s *Store) writeData(ctx context.Context, bucket, key string, body io.Reade
 	cleanup := func() {
 		for i, f := range files {
 			if f != nil {
-				f.Close()
+				_ = f.Close()
 			}
 			_ = s.drives[i].Remove(context.Background(), name)
 		}
@@ -132,6 +133,28 @@ func (s *Store) writeData(ctx context.Context, bucket, key string, body io.Reade
 		shards: shards,
 		quorum: quorum,
 	}, h.Sum(nil), nil
+}
+
+// simdMinSize is the body size from which ETags are hashed on md5-simd's
+// server when other large writes are in flight.
+const simdMinSize = 1 << 20
+
+// newMD5 returns the hash for a body's ETag and its release function. A
+// large body written while another is in flight shares md5-simd's server,
+// which hashes up to 16 streams per core in SIMD lanes; a small or lone
+// body uses crypto/md5, which is faster for a single stream.
+func (s *Store) newMD5(size int64) (hash.Hash, func()) {
+	if size >= 0 && size < simdMinSize {
+		return md5.New(), func() {}
+	}
+	if s.largeWrites.Add(1) < 2 {
+		return md5.New(), func() { s.largeWrites.Add(-1) }
+	}
+	h := s.md5srv.NewHash()
+	return h, func() {
+		h.Close()
+		s.largeWrites.Add(-1)
+	}
 }
 
 func wrapWriteErr(err error) error {

@@ -214,9 +214,9 @@ func (d *Dir) Stage(ctx context.Context, name string) (*Staged, error) {
 
 // Commit makes the staged file the shard, durably.
 func (st *Staged) Commit() error {
-	defer os.Remove(st.Name())
+	defer func() { _ = os.Remove(st.Name()) }()
 	if err := st.Sync(); err != nil {
-		st.Close()
+		_ = st.Close()
 		return err
 	}
 	if err := st.Close(); err != nil {
@@ -230,8 +230,8 @@ func (st *Staged) Commit() error {
 
 // Abort drops the staged file.
 func (st *Staged) Abort() {
-	st.Close()
-	os.Remove(st.Name())
+	_ = st.Close()
+	_ = os.Remove(st.Name())
 }
 
 // Walk implements Drive. Files in a fan-out directory that are not shard
@@ -273,7 +273,7 @@ func (d *Dir) Sync(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("drive %d: %w", d.index, err)
 	}
-	defer f.Close()
+	defer func() { _ = f.Close() }()
 	if err := unix.Syncfs(int(f.Fd())); err != nil {
 		return fmt.Errorf("drive %d: syncfs: %w", d.index, err)
 	}
@@ -324,7 +324,7 @@ func syncDir(dir string) error {
 	if err != nil {
 		return err
 	}
-	defer f.Close()
+	defer func() { _ = f.Close() }()
 	if err := f.Sync(); err != nil && !errors.Is(err, syscall.EINVAL) {
 		return err
 	}

@@ -41,7 +41,7 @@ func OpenBolt(path string, lockTimeout time.Duration) (*Bolt, error) {
 		return nil
 	})
 	if err != nil {
-		db.Close()
+		_ = db.Close()
 		return nil, fmt.Errorf("meta: init tables: %w", err)
 	}
 	return &Bolt{db: db}, nil

@@ -44,7 +44,7 @@ func (o *out) emit(l Line) {
 	b = append(b, '\n')
 	o.mu.Lock()
 	defer o.mu.Unlock()
-	os.Stdout.Write(b)
+	_, _ = os.Stdout.Write(b)
 }
 
 // Content makes the deterministic body of one write: a readable tag then

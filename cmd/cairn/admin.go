@@ -1,0 +1,32 @@
+package main
+
+import "github.com/rs/zerolog"
+
+// adminUsage lists the offline tools. They open the data directory
+// themselves, so the server must not be running on it at the same time (the
+// store's index lock refuses it).
+const adminUsage = `Usage:
+  cairn admin fsck --data DIR [--drives N | --drive PATH ...] [--parity M] [--json]
+  cairn admin heal --data DIR [--drives N | --drive PATH ...] [--parity M] [--json]
+
+fsck checks every shard against the index and changes nothing; exit 0 when
+clean, 1 when problems were found, 2 on error. heal rebuilds missing and
+corrupt shards and removes orphans; exit 0 when everything is healthy
+afterwards, 1 when something could not be healed, 2 on error.
+`
+
+func parseAdmin(args []string) (invocation, error) {
+	if len(args) == 0 {
+		return invocation{}, usageErrorf("admin", "no admin command given (fsck or heal)")
+	}
+	switch cmd, rest := args[0], args[1:]; cmd {
+	case "fsck":
+		return parseFsck(rest)
+	case "heal":
+		return parseHeal(rest)
+	case "help", "-h", "-help", "--help":
+		return invocation{name: "help", opts: helpOptions{text: adminUsage}, logLevel: zerolog.InfoLevel}, nil
+	default:
+		return invocation{}, usageErrorf("admin", "unknown admin command %q", cmd)
+	}
+}

@@ -1,0 +1,164 @@
+package main
+
+import (
+	"bytes"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/rs/zerolog"
+
+	"github.com/cairnstore/cairn/objstore"
+)
+
+// invocation is one parsed command line.
+type invocation struct {
+	// name is the command path ("serve", "admin fsck", ...), used in messages.
+	name string
+	// opts is serveOptions, fsckOptions, healOptions, versionOptions or
+	// helpOptions; main dispatches on its type.
+	opts any
+	// logLevel is the --log-level of commands that have one, else info.
+	// (The zero zerolog.Level is debug, so it must always be set.)
+	logLevel zerolog.Level
+}
+
+// helpOptions is what -h, --help and "cairn help" ask for: text for stdout.
+type helpOptions struct {
+	text string
+}
+
+const mainUsage = `Cairn: one store, served as S3, Iceberg REST and a POSIX mount.
+
+Usage:
+  cairn serve --data DIR [--drives N | --drive PATH ...] [--parity M]
+              [--address HOST:PORT] [--mount DIR] [--log-level LEVEL]
+  cairn admin fsck --data DIR [--drives N | --drive PATH ...] [--parity M] [--json]
+  cairn admin heal --data DIR [--drives N | --drive PATH ...] [--parity M] [--json]
+  cairn version
+
+Run 'cairn COMMAND -h' for the flags of a command.
+`
+
+// parseArgs turns the arguments after the program name into an invocation.
+// Errors wrap errUsage.
+func parseArgs(args []string) (invocation, error) {
+	if len(args) == 0 {
+		return invocation{}, usageErrorf("", "no command given")
+	}
+	switch cmd, rest := args[0], args[1:]; cmd {
+	case "serve":
+		return parseServe(rest)
+	case "admin":
+		return parseAdmin(rest)
+	case "version":
+		return parseVersion(rest)
+	case "help", "-h", "-help", "--help":
+		return invocation{name: "help", opts: helpOptions{text: mainUsage}, logLevel: zerolog.InfoLevel}, nil
+	default:
+		return invocation{}, usageErrorf("", "unknown command %q", cmd)
+	}
+}
+
+// parseFlags parses args with fs and refuses positional arguments. It
+// returns a help invocation for -h, and a usage error naming the command for
+// anything else that goes wrong.
+func parseFlags(fs *flag.FlagSet, args []string) (help *invocation, err error) {
+	fs.SetOutput(io.Discard)
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return &invocation{name: "help", opts: helpOptions{text: flagUsage(fs)}, logLevel: zerolog.InfoLevel}, nil
+		}
+		return nil, usageErrorf(fs.Name(), "%v", err)
+	}
+	if fs.NArg() > 0 {
+		return nil, usageErrorf(fs.Name(), "unexpected argument %q", fs.Arg(0))
+	}
+	return nil, nil
+}
+
+// flagUsage renders the flags of fs for help output.
+func flagUsage(fs *flag.FlagSet) string {
+	var b bytes.Buffer
+	fmt.Fprintf(&b, "Usage of cairn %s:\n", fs.Name())
+	fs.SetOutput(&b)
+	fs.PrintDefaults()
+	fs.SetOutput(io.Discard)
+	return b.String()
+}
+
+// storeFlags are the flags that locate and shape a store; serve, fsck and
+// heal share them.
+type storeFlags struct {
+	Data   string
+	Drives int
+	Drive  []string
+	Parity int
+}
+
+func (s *storeFlags) register(fs *flag.FlagSet) {
+	fs.StringVar(&s.Data, "data", "", "data `directory` (index, drives/, tmp/); required")
+	fs.IntVar(&s.Drives, "drives", 0, "number of drives under DIR/drives (0: as recorded, or 4 for a new directory)")
+	fs.Var((*stringList)(&s.Drive), "drive", "explicit drive `path`; repeat once per drive (instead of --drives)")
+	fs.IntVar(&s.Parity, "parity", -1, "parity shards per block (-1: the default for the drive count)")
+}
+
+// check validates what can be judged without touching the disk.
+func (s *storeFlags) check(cmd string) error {
+	switch {
+	case s.Data == "":
+		return usageErrorf(cmd, "--data is required")
+	case s.Drives < 0:
+		return usageErrorf(cmd, "--drives must not be negative, got %d", s.Drives)
+	case s.Drives > 0 && len(s.Drive) > 0:
+		return usageErrorf(cmd, "give either --drives or --drive, not both")
+	case s.Parity < -1:
+		return usageErrorf(cmd, "--parity must be -1 (default) or more, got %d", s.Parity)
+	}
+	for _, d := range s.Drive {
+		if d == "" {
+			return usageErrorf(cmd, "--drive must not be empty")
+		}
+	}
+	return nil
+}
+
+// options builds the store options; the logger is attached by the caller.
+func (s storeFlags) options(log zerolog.Logger) objstore.Options {
+	return objstore.Options{
+		Dir:        s.Data,
+		Drives:     s.Drive,
+		DriveCount: s.Drives,
+		Parity:     s.Parity,
+		Logger:     log,
+	}
+}
+
+// logFlags holds --log-level.
+type logFlags struct {
+	Level string
+}
+
+func (l *logFlags) register(fs *flag.FlagSet) {
+	fs.StringVar(&l.Level, "log-level", "info", "log `level`: debug, info, warn or error")
+}
+
+func (l logFlags) level(cmd string) (zerolog.Level, error) {
+	lvl, err := parseLevel(l.Level)
+	if err != nil {
+		return zerolog.NoLevel, usageErrorf(cmd, "%v", err)
+	}
+	return lvl, nil
+}
+
+// stringList is a repeatable string flag.
+type stringList []string
+
+func (l *stringList) String() string { return strings.Join(*l, ",") }
+
+func (l *stringList) Set(v string) error {
+	*l = append(*l, v)
+	return nil
+}

@@ -1,0 +1,121 @@
+package main
+
+import (
+	"errors"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/rs/zerolog"
+)
+
+func TestParseArgs(t *testing.T) {
+	store := func(data string) storeFlags { return storeFlags{Data: data, Parity: -1} }
+	tests := []struct {
+		name      string
+		args      []string
+		wantName  string
+		wantOpts  any
+		wantLevel string // "" means info
+		wantErr   string // substring of the error; "" means success
+	}{
+		// serve
+		{name: "serve minimal", args: []string{"serve", "--data", "/d"},
+			wantName: "serve", wantOpts: serveOptions{Store: store("/d"), Address: "127.0.0.1:9000", Log: logFlags{Level: "info"}}},
+		{name: "serve everything", args: []string{"serve", "--data=/d", "--drives", "6", "--parity", "2",
+			"--address", "0.0.0.0:9100", "--mount", "/mnt/cairn", "--log-level", "debug"},
+			wantName: "serve", wantLevel: "debug",
+			wantOpts: serveOptions{Store: storeFlags{Data: "/d", Drives: 6, Parity: 2}, Address: "0.0.0.0:9100",
+				Mount: "/mnt/cairn", Log: logFlags{Level: "debug"}}},
+		{name: "serve repeated drive", args: []string{"serve", "-data", "/d", "--drive", "/a", "--drive", "/b", "--parity", "0"},
+			wantName: "serve", wantOpts: serveOptions{Store: storeFlags{Data: "/d", Drive: []string{"/a", "/b"}, Parity: 0},
+				Address: "127.0.0.1:9000", Log: logFlags{Level: "info"}}},
+		{name: "serve without data", args: []string{"serve"}, wantErr: "--data is required"},
+		{name: "serve unknown flag", args: []string{"serve", "--data", "/d", "--bogus"}, wantErr: "flag provided but not defined: -bogus"},
+		{name: "serve drives and drive", args: []string{"serve", "--data", "/d", "--drives", "2", "--drive", "/a"}, wantErr: "either --drives or --drive"},
+		{name: "serve negative drives", args: []string{"serve", "--data", "/d", "--drives", "-1"}, wantErr: "--drives must not be negative"},
+		{name: "serve parity too low", args: []string{"serve", "--data", "/d", "--parity", "-2"}, wantErr: "--parity must be -1"},
+		{name: "serve parity not a number", args: []string{"serve", "--data", "/d", "--parity", "two"}, wantErr: "invalid value \"two\" for flag -parity"},
+		{name: "serve empty drive", args: []string{"serve", "--data", "/d", "--drive", ""}, wantErr: "--drive must not be empty"},
+		{name: "serve bad address", args: []string{"serve", "--data", "/d", "--address", "localhost"}, wantErr: "--address \"localhost\""},
+		{name: "serve bad log level", args: []string{"serve", "--data", "/d", "--log-level", "loud"}, wantErr: "unknown log level \"loud\""},
+		{name: "serve positional", args: []string{"serve", "--data", "/d", "extra"}, wantErr: "unexpected argument \"extra\""},
+		{name: "serve help", args: []string{"serve", "-h"}, wantName: "help"},
+
+		// admin
+		{name: "fsck", args: []string{"admin", "fsck", "--data", "/d"},
+			wantName: "admin fsck", wantOpts: fsckOptions{Store: store("/d"), Log: logFlags{Level: "info"}}},
+		{name: "fsck json with drives", args: []string{"admin", "fsck", "--data", "/d", "--drives", "4", "--parity", "2", "--json"},
+			wantName: "admin fsck", wantOpts: fsckOptions{Store: storeFlags{Data: "/d", Drives: 4, Parity: 2}, JSON: true, Log: logFlags{Level: "info"}}},
+		{name: "fsck without data", args: []string{"admin", "fsck", "--json"}, wantErr: "--data is required"},
+		{name: "fsck address is not a flag", args: []string{"admin", "fsck", "--data", "/d", "--address", "x:1"}, wantErr: "flag provided but not defined: -address"},
+		{name: "heal", args: []string{"admin", "heal", "--data", "/d", "--drive", "/a", "--log-level", "warn"},
+			wantName: "admin heal", wantLevel: "warn",
+			wantOpts: healOptions{Store: storeFlags{Data: "/d", Drive: []string{"/a"}, Parity: -1}, Log: logFlags{Level: "warn"}}},
+		{name: "heal json", args: []string{"admin", "heal", "--json", "--data", "/d"},
+			wantName: "admin heal", wantOpts: healOptions{Store: store("/d"), JSON: true, Log: logFlags{Level: "info"}}},
+		{name: "admin alone", args: []string{"admin"}, wantErr: "no admin command given"},
+		{name: "admin unknown", args: []string{"admin", "scrub"}, wantErr: "unknown admin command \"scrub\""},
+		{name: "admin help", args: []string{"admin", "help"}, wantName: "help"},
+
+		// the rest
+		{name: "version", args: []string{"version"}, wantName: "version", wantOpts: versionOptions{}},
+		{name: "version with argument", args: []string{"version", "now"}, wantErr: "unexpected argument \"now\""},
+		{name: "no command", args: nil, wantErr: "no command given"},
+		{name: "unknown command", args: []string{"serv"}, wantErr: "unknown command \"serv\""},
+		{name: "help", args: []string{"--help"}, wantName: "help"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			inv, err := parseArgs(tt.args)
+			if tt.wantErr != "" {
+				if err == nil {
+					t.Fatalf("parseArgs(%q) = %+v, want an error containing %q", tt.args, inv, tt.wantErr)
+				}
+				if !strings.Contains(err.Error(), tt.wantErr) {
+					t.Fatalf("error %q, want it to contain %q", err, tt.wantErr)
+				}
+				if !errors.Is(err, errUsage) {
+					t.Fatalf("error %q does not wrap errUsage", err)
+				}
+				if code, _ := exitStatus("", err); code != exitError {
+					t.Fatalf("exit code %d for a bad command line, want %d", code, exitError)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatalf("parseArgs(%q): %v", tt.args, err)
+			}
+			if inv.name != tt.wantName {
+				t.Fatalf("command %q, want %q", inv.name, tt.wantName)
+			}
+			if tt.wantName == "help" {
+				if h, ok := inv.opts.(helpOptions); !ok || !strings.Contains(h.text, "Usage") {
+					t.Fatalf("help options %#v, want usage text", inv.opts)
+				}
+				return
+			}
+			if !reflect.DeepEqual(inv.opts, tt.wantOpts) {
+				t.Fatalf("options\n got %#v\nwant %#v", inv.opts, tt.wantOpts)
+			}
+			want := zerolog.InfoLevel
+			if tt.wantLevel != "" {
+				want, _ = zerolog.ParseLevel(tt.wantLevel)
+			}
+			if inv.logLevel != want {
+				t.Fatalf("log level %v, want %v", inv.logLevel, want)
+			}
+		})
+	}
+}
+
+func TestStoreFlagsOptions(t *testing.T) {
+	s := storeFlags{Data: "/d", Drive: []string{"/a", "/b"}, Parity: 1}
+	o := s.options(zerolog.Nop())
+	if o.Dir != "/d" || !reflect.DeepEqual(o.Drives, []string{"/a", "/b"}) || o.DriveCount != 0 || o.Parity != 1 {
+		t.Fatalf("options %+v do not carry the flags %+v", o, s)
+	}
+	if err := o.Validate(); err != nil {
+		t.Fatalf("Validate: %v", err)
+	}
+}

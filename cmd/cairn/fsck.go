@@ -1,0 +1,129 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/cairnstore/cairn/objstore"
+)
+
+// fsckOptions are the flags of "cairn admin fsck".
+type fsckOptions struct {
+	Store storeFlags
+	JSON  bool
+	Log   logFlags
+}
+
+func parseFsck(args []string) (invocation, error) {
+	var o fsckOptions
+	fs := flag.NewFlagSet("admin fsck", flag.ContinueOnError)
+	o.Store.register(fs)
+	o.Log.register(fs)
+	fs.BoolVar(&o.JSON, "json", false, "print the full report as JSON on stdout")
+	if help, err := parseFlags(fs, args); help != nil || err != nil {
+		return deref(help), err
+	}
+	if err := o.Store.check("admin fsck"); err != nil {
+		return invocation{}, err
+	}
+	lvl, err := o.Log.level("admin fsck")
+	if err != nil {
+		return invocation{}, err
+	}
+	return invocation{name: "admin fsck", opts: o, logLevel: lvl}, nil
+}
+
+// runFsck checks the data directory offline and prints the report. It
+// returns an error wrapping errProblems when the report is not clean.
+func runFsck(ctx context.Context, o fsckOptions, d deps) error {
+	sopt := o.Store.options(d.log.With().Str("component", "objstore").Logger())
+	sopt.NoBackground = true
+	if err := sopt.Validate(); err != nil {
+		return err
+	}
+	bar := newProgress(d.stderr, d.tty)
+	rep, err := d.fsck(ctx, sopt, bar.update)
+	bar.finish()
+	if err != nil {
+		return fmt.Errorf("fsck %s: %w", sopt.Dir, err)
+	}
+	if o.JSON {
+		if err := writeJSON(d.stdout, rep); err != nil {
+			return err
+		}
+	} else if err := printFsck(d.stdout, rep); err != nil {
+		return err
+	}
+	if !rep.Clean() {
+		return fmt.Errorf("%w: fsck found %d orphan, %d missing and %d corrupt shards, %d objects with lost data",
+			errProblems, len(rep.OrphanShards), len(rep.MissingShards), len(rep.CorruptShards), len(rep.LostData))
+	}
+	return nil
+}
+
+func printFsck(w io.Writer, r objstore.FsckReport) error {
+	var b strings.Builder
+	fmt.Fprintf(&b, "checked %d versions, %d data objects, %d shard files\n", r.Versions, r.DataObjects, r.ShardFiles)
+	printRefs(&b, "orphan shards", r.OrphanShards)
+	printRefs(&b, "missing shards", r.MissingShards)
+	printRefs(&b, "corrupt shards", r.CorruptShards)
+	printRefs(&b, "lost data", r.LostData)
+	if r.Clean() {
+		b.WriteString("clean\n")
+	} else {
+		b.WriteString("problems found; 'cairn admin heal' repairs what parity allows\n")
+	}
+	return writeOut(w, b.String())
+}
+
+// maxListed caps the shard references printed per class; --json has them all.
+const maxListed = 20
+
+// printRefs prints a count line and, indented, the first maxListed refs.
+func printRefs(b *strings.Builder, what string, refs []objstore.ShardRef) {
+	fmt.Fprintf(b, "%-16s %d\n", what+":", len(refs))
+	for i, r := range refs {
+		if i == maxListed {
+			fmt.Fprintf(b, "  ... and %d more (use --json for all)\n", len(refs)-maxListed)
+			break
+		}
+		fmt.Fprintf(b, "  %s\n", formatRef(r))
+	}
+}
+
+func formatRef(r objstore.ShardRef) string {
+	where := "all drives"
+	if r.Drive >= 0 {
+		where = fmt.Sprintf("drive %d", r.Drive)
+	}
+	s := fmt.Sprintf("%s data %s", where, r.DataID)
+	if r.Bucket != "" || r.Key != "" {
+		s += fmt.Sprintf(" (%s/%s)", r.Bucket, r.Key)
+	}
+	if r.Path != "" {
+		s += " " + r.Path
+	}
+	return s
+}
+
+// writeOut writes a finished report to w.
+func writeOut(w io.Writer, s string) error {
+	if _, err := io.WriteString(w, s); err != nil {
+		return fmt.Errorf("write report: %w", err)
+	}
+	return nil
+}
+
+// writeJSON writes v as indented JSON and a newline.
+func writeJSON(w io.Writer, v any) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(v); err != nil {
+		return fmt.Errorf("write report: %w", err)
+	}
+	return nil
+}

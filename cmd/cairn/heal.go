@@ -1,0 +1,77 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/cairnstore/cairn/objstore"
+)
+
+// healOptions are the flags of "cairn admin heal".
+type healOptions struct {
+	Store storeFlags
+	JSON  bool
+	Log   logFlags
+}
+
+func parseHeal(args []string) (invocation, error) {
+	var o healOptions
+	fs := flag.NewFlagSet("admin heal", flag.ContinueOnError)
+	o.Store.register(fs)
+	o.Log.register(fs)
+	fs.BoolVar(&o.JSON, "json", false, "print the full report as JSON on stdout")
+	if help, err := parseFlags(fs, args); help != nil || err != nil {
+		return deref(help), err
+	}
+	if err := o.Store.check("admin heal"); err != nil {
+		return invocation{}, err
+	}
+	lvl, err := o.Log.level("admin heal")
+	if err != nil {
+		return invocation{}, err
+	}
+	return invocation{name: "admin heal", opts: o, logLevel: lvl}, nil
+}
+
+// runHeal repairs the data directory offline and prints the report. It
+// returns an error wrapping errProblems when something could not be healed.
+func runHeal(ctx context.Context, o healOptions, d deps) error {
+	sopt := o.Store.options(d.log.With().Str("component", "objstore").Logger())
+	sopt.NoBackground = true
+	if err := sopt.Validate(); err != nil {
+		return err
+	}
+	bar := newProgress(d.stderr, d.tty)
+	rep, err := d.heal(ctx, sopt, bar.update)
+	bar.finish()
+	if err != nil {
+		return fmt.Errorf("heal %s: %w", sopt.Dir, err)
+	}
+	if o.JSON {
+		if err := writeJSON(d.stdout, rep); err != nil {
+			return err
+		}
+	} else if err := printHeal(d.stdout, rep); err != nil {
+		return err
+	}
+	if !rep.OK() {
+		return fmt.Errorf("%w: heal could not repair %d shards", errProblems, len(rep.Unrecoverable))
+	}
+	return nil
+}
+
+func printHeal(w io.Writer, r objstore.HealReport) error {
+	var b strings.Builder
+	printRefs(&b, "healed", r.Healed)
+	fmt.Fprintf(&b, "%-16s %d\n", "orphans removed:", r.OrphansRemoved)
+	printRefs(&b, "unrecoverable", r.Unrecoverable)
+	if r.OK() {
+		b.WriteString("healthy\n")
+	} else {
+		b.WriteString("some data could not be healed: fewer good shards than data shards remain\n")
+	}
+	return writeOut(w, b.String())
+}

@@ -1,0 +1,133 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"log"
+	"net"
+	"net/http"
+	"time"
+
+	"github.com/gorilla/mux"
+
+	"github.com/cairnstore/cairn/frontends/health"
+)
+
+const (
+	defaultAddress = "127.0.0.1:9000"
+	// readHeaderTimeout bounds slow-loris clients. There is deliberately no
+	// ReadTimeout/WriteTimeout: S3 bodies of many GiB stream for minutes.
+	readHeaderTimeout = 10 * time.Second
+	idleTimeout       = 2 * time.Minute
+	// shutdownGrace is how long in-flight requests get after SIGINT/SIGTERM
+	// before their connections are closed.
+	shutdownGrace = 5 * time.Second
+)
+
+// serveOptions are the flags of "cairn serve".
+type serveOptions struct {
+	Store   storeFlags
+	Address string
+	Mount   string
+	Log     logFlags
+}
+
+func parseServe(args []string) (invocation, error) {
+	var o serveOptions
+	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
+	o.Store.register(fs)
+	o.Log.register(fs)
+	fs.StringVar(&o.Address, "address", defaultAddress, "`host:port` of the HTTP faces (S3, Iceberg REST, health)")
+	fs.StringVar(&o.Mount, "mount", "", "also mount the store at this `directory` (not built yet)")
+	if help, err := parseFlags(fs, args); help != nil || err != nil {
+		return deref(help), err
+	}
+	if err := o.Store.check("serve"); err != nil {
+		return invocation{}, err
+	}
+	if _, _, err := net.SplitHostPort(o.Address); err != nil {
+		return invocation{}, usageErrorf("serve", "--address %q: %v", o.Address, err)
+	}
+	lvl, err := o.Log.level("serve")
+	if err != nil {
+		return invocation{}, err
+	}
+	return invocation{name: "serve", opts: o, logLevel: lvl}, nil
+}
+
+// runServe opens the store and serves it until ctx is cancelled (SIGINT or
+// SIGTERM), then shuts the server down and closes the store. A shutdown asked
+// for by ctx is not an error.
+func runServe(ctx context.Context, o serveOptions, d deps) (err error) {
+	logger := d.log
+	sopt := o.Store.options(logger.With().Str("component", "objstore").Logger())
+	if err := sopt.Validate(); err != nil {
+		return err
+	}
+	if o.Mount != "" {
+		logger.Warn().Str("mount", o.Mount).Msg("the mount is not built yet; serving without it")
+	}
+
+	st, err := d.open(ctx, sopt)
+	if err != nil {
+		if ctx.Err() != nil && errors.Is(err, ctx.Err()) {
+			// Asked to stop while opening: a clean stop, like later on.
+			logger.Info().Msg("stopped before serving")
+			return nil
+		}
+		return fmt.Errorf("open store %s: %w", sopt.Dir, err)
+	}
+	defer func() {
+		if cerr := st.Close(); cerr != nil {
+			err = errors.Join(err, fmt.Errorf("close store: %w", cerr))
+		}
+	}()
+
+	r := mux.NewRouter()
+	health.Register(r, health.Options{Ready: st.Ready})
+
+	ln, err := (&net.ListenConfig{}).Listen(ctx, "tcp", o.Address)
+	if err != nil {
+		return fmt.Errorf("listen: %w", err)
+	}
+	srv := &http.Server{
+		Handler:           r,
+		ReadHeaderTimeout: readHeaderTimeout,
+		IdleTimeout:       idleTimeout,
+		// Requests must not die with the signal context: Shutdown lets
+		// them finish within shutdownGrace.
+		BaseContext: func(net.Listener) context.Context { return context.WithoutCancel(ctx) },
+		ErrorLog:    log.New(logger.With().Str("component", "http").Logger(), "", 0),
+	}
+
+	served := make(chan error, 1)
+	go func() { served <- srv.Serve(ln) }()
+	logger.Info().Str("address", ln.Addr().String()).Msg("serving")
+
+	select {
+	case err := <-served:
+		return fmt.Errorf("serve %s: %w", ln.Addr(), err)
+	case <-ctx.Done():
+	}
+	logger.Info().Msg("shutting down")
+	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), shutdownGrace)
+	defer cancel()
+	if err := srv.Shutdown(sctx); err != nil {
+		logger.Warn().Err(err).Msg("requests still running after the grace period; closing them")
+		_ = srv.Close()
+	}
+	if err := <-served; err != nil && !errors.Is(err, http.ErrServerClosed) {
+		return fmt.Errorf("serve %s: %w", ln.Addr(), err)
+	}
+	return nil
+}
+
+// deref returns *p, or the zero invocation for nil.
+func deref(p *invocation) invocation {
+	if p == nil {
+		return invocation{}
+	}
+	return *p
+}
