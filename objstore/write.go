@@ -87,8 +87,8 @@ func (s *Store) writeData(ctx context.Context, bucket, key string, body io.Reade
 	if err == nil && size > 0 && n < size {
 		err = fmt.Errorf("%w: got %d of %d bytes", ErrIncompleteBody, n, size)
 	}
-	if err == nil {
-		err = w.Close()
+	if cerr := w.Close(); err == nil {
+		err = cerr // Close always runs: it stops the writer's goroutines
 	}
 	if err != nil {
 		cleanup()
