@@ -1,7 +1,9 @@
 package objstore
 
 import (
+	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 
@@ -40,7 +42,7 @@ func (s *Store) List(ctx context.Context, bucket string, opt ListOptions) (ListP
 		for count := 0; meta.HasPrefix(k, full); {
 			key := string(k[len(bp):])
 			if cp, ok := commonPrefix(key, opt.Prefix, opt.Delimiter); ok {
-				if cp <= opt.After {
+				if listedBefore(cp, opt.After) {
 					k, v = c.Seek(append(append(append([]byte{}, bp...), cp...), past...))
 					continue
 				}
@@ -85,6 +87,14 @@ func maxKeys(n int) (int, error) {
 	return n, nil
 }
 
+// listedBefore reports whether common prefix cp was listed on an earlier
+// page than one ending at after: it sorts before after, unless after lies
+// inside it (a marker in the middle of a rolled-up prefix, whose later keys
+// still roll up into it, as S3 does).
+func listedBefore(cp, after string) bool {
+	return cp <= after && (after == cp || !strings.HasPrefix(after, cp))
+}
+
 // commonPrefix returns the prefix up to and including the first delimiter
 // after prefix in key.
 func commonPrefix(key, prefix, delim string) (string, bool) {
@@ -122,16 +132,30 @@ func (s *Store) ListVersions(ctx context.Context, bucket string, opt ListVersion
 		k, v := c.Seek(full)
 		after := opt.KeyMarker
 		switch {
+		case opt.VersionIDMarker != "" && opt.KeyMarker < opt.Prefix:
+			after = ""
 		case opt.VersionIDMarker != "":
-			mv, err := findVersion(tx, bucket, opt.KeyMarker, opt.VersionIDMarker)
-			if err != nil {
-				return err
+			// Resume after the marker version, even if it was deleted
+			// since: its id gives its place. A gone null version
+			// resumes at the next key.
+			seq, ok := parseVersionID(opt.VersionIDMarker)
+			if !ok {
+				mv, err := findVersion(tx, bucket, opt.KeyMarker, opt.VersionIDMarker)
+				if err != nil && !errors.Is(err, ErrNoSuchVersion) {
+					return err
+				}
+				if mv != nil {
+					seq, ok = mv.Seq, true
+				}
 			}
-			k, v = c.Seek(meta.VersionKey(bucket, opt.KeyMarker, mv.Seq))
-			k, v = c.Next()
-			after = "" // the rest of the marker key's versions follow
-			if opt.KeyMarker < opt.Prefix {
-				k, v = c.Seek(full)
+			if ok {
+				mk := meta.VersionKey(bucket, opt.KeyMarker, seq)
+				if k, v = c.Seek(mk); bytes.Equal(k, mk) {
+					k, v = c.Next()
+				}
+				after = "" // the rest of the marker key's versions follow
+			} else {
+				k, v = c.Seek(append(append(append([]byte{}, bp...), opt.KeyMarker...), 1))
 			}
 		case opt.KeyMarker != "" && opt.KeyMarker >= opt.Prefix:
 			k, v = c.Seek(append(append(append([]byte{}, bp...), opt.KeyMarker...), 1))
@@ -146,7 +170,7 @@ func (s *Store) ListVersions(ctx context.Context, bucket string, opt ListVersion
 				return fmt.Errorf("%w: versions key %q", meta.ErrCorruptRecord, k)
 			}
 			if cp, ok := commonPrefix(key, opt.Prefix, opt.Delimiter); ok {
-				if cp <= after || (opt.VersionIDMarker != "" && strings.HasPrefix(opt.KeyMarker, cp)) {
+				if listedBefore(cp, after) || (opt.VersionIDMarker != "" && strings.HasPrefix(opt.KeyMarker, cp)) {
 					k, v = c.Seek(append(append(append([]byte{}, bp...), cp...), past...))
 					continue
 				}

@@ -292,31 +292,6 @@ func TestUnversionedOverwriteReleasesData(t *testing.T) {
 	}
 }
 
-// An open reader pins its version: an overwrite and Clean do not free it.
-func TestOverwriteKeepsOpenReader(t *testing.T) {
-	t.Parallel()
-	ctx := context.Background()
-	s, _ := newTestStore(t, 4, 2)
-	mustBucket(t, s, "pin")
-	old := randBytes(200<<10, 1)
-	mustPut(t, s, "pin", "k", old)
-	r, err := s.Open(ctx, "pin", "k", GetOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	mustPut(t, s, "pin", "k", []byte("new"))
-	mustClean(t, s)
-	buf := new(bytes.Buffer)
-	if _, err := buf.ReadFrom(r); err != nil {
-		t.Fatal(err)
-	}
-	r.Close()
-	if !bytes.Equal(buf.Bytes(), old) {
-		t.Fatal("pinned reader saw different bytes")
-	}
-	mustClean(t, s)
-}
-
 type verRef struct{ key, vid string }
 
 func TestListVersionsPaging(t *testing.T) {
