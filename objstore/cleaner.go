@@ -13,26 +13,39 @@ import (
 // and tools may too.
 func (s *Store) Clean(ctx context.Context) (int, error) {
 	var ids []erasure.DataID
+	var recs []meta.Data
 	s.pinGate.Lock()
 	err := s.idx.View(ctx, func(tx meta.Tx) error {
 		c := tx.Cursor(meta.Garbage)
-		for k, _ := c.First(); k != nil; k, _ = c.Next() {
+		for k, v := c.First(); k != nil; k, v = c.Next() {
 			var id erasure.DataID
 			copy(id[:], k)
-			if !s.pinned(id.String()) {
-				ids = append(ids, id)
+			if s.pinned(id.String()) {
+				continue
 			}
+			var g meta.GarbageEntry
+			if err := meta.Decode(v, &g); err != nil {
+				return err
+			}
+			ids = append(ids, id)
+			recs = append(recs, g.Data)
 		}
 		return nil
 	})
 	s.pinGate.Unlock()
-	if err != nil || len(ids) == 0 {
+	if err != nil {
 		return 0, err
+	}
+	if len(ids) == 0 {
+		return 0, s.freeDeadPacks(ctx)
 	}
 	// Any reader pinning these from now on would have had to look them up
 	// in a transaction that started after they became garbage, where no
 	// version references them.
-	for _, id := range ids {
+	for i, id := range ids {
+		if recs[i].Pack != 0 {
+			continue // dead space in its segment until the segment dies
+		}
 		for _, d := range s.drives {
 			if err := d.Remove(ctx, id.String()); err != nil {
 				s.log.Warn().Err(err).Str("data", id.String()).Msg("cannot remove shard")
@@ -40,14 +53,22 @@ func (s *Store) Clean(ctx context.Context) (int, error) {
 		}
 	}
 	err = s.commit(ctx, nil, 0, func(tx meta.Tx) error {
-		for _, id := range ids {
+		for i, id := range ids {
 			if err := tx.Delete(meta.Garbage, meta.DataKey(id)); err != nil {
 				return err
+			}
+			if recs[i].Pack != 0 {
+				if err := adjustPackLive(tx, recs[i].Pack, -recs[i].Len); err != nil {
+					return err
+				}
 			}
 		}
 		return nil
 	})
-	return len(ids), err
+	if err != nil {
+		return 0, err
+	}
+	return len(ids), s.freeDeadPacks(ctx)
 }
 
 func (s *Store) runCleaner(ctx context.Context) {

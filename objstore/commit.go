@@ -19,7 +19,9 @@ type commitReq struct {
 	// wrote none; quorum is how many of them must flush.
 	shards []int
 	quorum int
-	done   chan error
+	// packSeg is the pack segment the data went to (zero: shard files).
+	packSeg uint64
+	done    chan error
 }
 
 // commit runs fn in the next group commit and waits for its outcome. When
@@ -27,6 +29,11 @@ type commitReq struct {
 // with ErrQuorumLost unless quorum of those drives flushed. Once queued, a
 // request is waited for even if ctx ends, since it may already be durable.
 func (s *Store) commit(ctx context.Context, shards []int, quorum int, fn func(tx meta.Tx) error) error {
+	return s.enqueue(ctx, &commitReq{fn: fn, shards: shards, quorum: quorum})
+}
+
+// enqueue hands r to the committer and waits for its outcome.
+func (s *Store) enqueue(ctx context.Context, r *commitReq) error {
 	s.closeMu.RLock()
 	defer s.closeMu.RUnlock()
 	if err := s.checkOpen(); err != nil {
@@ -35,7 +42,7 @@ func (s *Store) commit(ctx context.Context, shards []int, quorum int, fn func(tx
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	r := &commitReq{fn: fn, shards: shards, quorum: quorum, done: make(chan error, 1)}
+	r.done = make(chan error, 1)
 	s.commits <- r
 	return <-r.done
 }
@@ -93,25 +100,41 @@ func (s *Store) runCommitter(ctx context.Context) {
 	}
 }
 
-// syncBatch flushes the drives when a request of the batch wrote data and
-// answers the requests whose data did not reach quorum; it returns the
-// rest.
+// syncBatch makes the data the batch wrote durable and answers the
+// requests whose data did not reach quorum; it returns the rest. Shard
+// files are flushed with one syncfs per filesystem (which covers pack
+// segments too); when only pack segments were written, they are
+// fdatasynced, one call per segment file.
 func (s *Store) syncBatch(batch []*commitReq) []*commitReq {
-	needSync := false
+	ctx := context.Background()
+	files, packSegs := false, map[uint64]bool{}
 	for _, r := range batch {
-		if r.shards != nil {
-			needSync = true
+		switch {
+		case r.shards != nil && r.packSeg != 0:
+			packSegs[r.packSeg] = true
+		case r.shards != nil:
+			files = true
 		}
 	}
-	if !needSync {
+	if !files && len(packSegs) == 0 {
 		return batch
 	}
-	errs := drive.SyncAll(context.Background(), s.drives)
+	var fsErrs []error
+	var packErrs map[uint64][]error
+	if files {
+		fsErrs = drive.SyncAll(ctx, s.drives)
+	} else {
+		packErrs = s.syncPacks(ctx, packSegs)
+	}
 	kept := batch[:0]
 	for _, r := range batch {
 		if r.shards == nil {
 			kept = append(kept, r)
 			continue
+		}
+		errs := fsErrs
+		if errs == nil {
+			errs = packErrs[r.packSeg]
 		}
 		ok := 0
 		for _, d := range r.shards {

@@ -22,7 +22,7 @@ type FsckReport struct {
 	Versions      int64      `json:"versions"`
 	DataObjects   int64      `json:"data_objects"`
 	ShardFiles    int64      `json:"shard_files"`
-	OrphanShards  []ShardRef `json:"orphan_shards"`  // shard files the index does not reference
+	OrphanShards  []ShardRef `json:"orphan_shards"`  // shard files and pack segments the index does not reference
 	MissingShards []ShardRef `json:"missing_shards"` // referenced shards absent from their drive
 	CorruptShards []ShardRef `json:"corrupt_shards"` // bad header, size or block checksum
 	LostData      []ShardRef `json:"lost_data"`      // data with fewer than k good shards (Drive -1)
@@ -67,7 +67,7 @@ func (s *Store) fsck(ctx context.Context, progress func(Progress)) (FsckReport, 
 		if err != nil {
 			return rep, err
 		}
-		srcs, closeAll := s.openShards(ctx, d.id.String(), d.rec.K+d.rec.M)
+		srcs, closeAll := s.openShards(ctx, d.id.String(), d.rec)
 		states, err := codec.Verify(ctx, dataHeader(d.id, d.rec), srcs)
 		closeAll()
 		if err != nil {
@@ -94,6 +94,11 @@ func (s *Store) fsck(ctx context.Context, progress func(Progress)) (FsckReport, 
 	if err := s.checkRefs(ctx, known, &rep); err != nil {
 		return rep, err
 	}
+	packs, err := s.initPacks(ctx, false)
+	if err != nil {
+		return rep, err
+	}
+	rep.OrphanShards = append(rep.OrphanShards, packs...)
 	for _, d := range s.drives {
 		err := d.Walk(ctx, func(name string) error {
 			rep.ShardFiles++
@@ -150,6 +155,13 @@ func (s *Store) checkRefs(ctx context.Context, known map[string]bool, rep *FsckR
 
 // sweep removes the shard files no committed write references.
 func (s *Store) sweep(ctx context.Context) error {
+	packs, err := s.initPacks(ctx, true)
+	if err != nil {
+		return err
+	}
+	if len(packs) > 0 {
+		s.log.Info().Int("files", len(packs)).Msg("removed orphan pack segments")
+	}
 	n, err := s.sweepCount(ctx)
 	if n > 0 {
 		s.log.Info().Int64("shards", n).Msg("removed orphan shard files")

@@ -61,8 +61,12 @@ func Heal(ctx context.Context, opt Options, progress func(Progress)) (HealReport
 	if progress != nil {
 		progress(Progress{Phase: "heal", Done: int64(len(datas)), Total: int64(len(datas))})
 	}
+	packs, err := s.initPacks(ctx, true)
+	if err != nil {
+		return rep, err
+	}
 	n, err := s.sweepCount(ctx)
-	rep.OrphansRemoved = n
+	rep.OrphansRemoved = n + int64(len(packs))
 	return rep, err
 }
 
@@ -98,12 +102,19 @@ func (s *Store) allData(ctx context.Context) ([]dataItem, error) {
 	return out, err
 }
 
-// openShards opens the shard files of a data object; nil for missing ones.
-func (s *Store) openShards(ctx context.Context, id string, n int) ([]io.ReaderAt, func()) {
-	srcs := make([]io.ReaderAt, n)
+// openShards opens the shards of a data object afresh (not through the
+// pack file cache); nil for missing ones.
+func (s *Store) openShards(ctx context.Context, id string, d meta.Data) ([]io.ReaderAt, func()) {
+	srcs := make([]io.ReaderAt, d.K+d.M)
 	var files []*os.File
-	for i := 0; i < n && i < len(s.drives); i++ {
-		f, err := s.drives[i].Open(ctx, id)
+	for i := 0; i < len(srcs) && i < len(s.drives); i++ {
+		var f *os.File
+		var err error
+		if d.Pack != 0 {
+			f, err = s.drives[i].OpenPack(ctx, d.Pack, false)
+		} else {
+			f, err = s.drives[i].Open(ctx, id)
+		}
 		if err != nil {
 			if !errors.Is(err, fs.ErrNotExist) {
 				s.log.Warn().Err(err).Int("drive", i).Str("data", id).Msg("cannot open shard")
@@ -111,6 +122,9 @@ func (s *Store) openShards(ctx context.Context, id string, n int) ([]io.ReaderAt
 			continue
 		}
 		srcs[i] = f
+		if d.Pack != 0 {
+			srcs[i] = io.NewSectionReader(f, d.Off, d.Len)
+		}
 		files = append(files, f)
 	}
 	return srcs, func() {
@@ -134,7 +148,7 @@ func (s *Store) healData(ctx context.Context, id erasure.DataID, d meta.Data) ([
 	}
 	name := id.String()
 	hdr := dataHeader(id, d)
-	srcs, closeAll := s.openShards(ctx, name, d.K+d.M)
+	srcs, closeAll := s.openShards(ctx, name, d)
 	defer closeAll()
 	states, err := codec.Verify(ctx, hdr, srcs)
 	if err != nil {
@@ -157,6 +171,9 @@ func (s *Store) healData(ctx context.Context, id erasure.DataID, d meta.Data) ([
 	}
 	for _, i := range bad {
 		srcs[i] = nil // never read from a shard known bad
+	}
+	if d.Pack != 0 {
+		return s.healPacked(ctx, codec, hdr, srcs, bad, d)
 	}
 	targets := map[int]io.WriterAt{}
 	var staged []*drive.Staged
@@ -199,6 +216,52 @@ func (s *Store) healData(ctx context.Context, id erasure.DataID, d meta.Data) ([
 	return healed, nil
 }
 
+// healPacked rewrites the bad records of packed data in place, in each
+// drive's segment file (created when the drive lost it), and makes the
+// store reopen those files.
+func (s *Store) healPacked(ctx context.Context, codec *erasure.Codec, hdr erasure.Header, srcs []io.ReaderAt, bad []int, d meta.Data) ([]int, error) {
+	targets := map[int]io.WriterAt{}
+	var files []*os.File
+	defer func() {
+		for _, f := range files {
+			_ = f.Close()
+		}
+	}()
+	var healed []int
+	for _, i := range bad {
+		if i >= len(s.drives) {
+			continue
+		}
+		f, err := s.drives[i].OpenPack(ctx, d.Pack, true)
+		if err != nil {
+			s.log.Warn().Err(err).Int("drive", i).Uint64("pack", d.Pack).Msg("cannot open pack segment for heal")
+			continue
+		}
+		files = append(files, f)
+		targets[i] = io.NewOffsetWriter(f, d.Off)
+		healed = append(healed, i)
+	}
+	if len(targets) == 0 {
+		return nil, nil
+	}
+	if err := codec.Rebuild(ctx, hdr, srcs, targets); err != nil {
+		if errors.Is(err, erasure.ErrReadQuorum) {
+			return nil, fmt.Errorf("%w: data %s: %v", ErrDataCorrupt, hdr.DataID, err)
+		}
+		return nil, err
+	}
+	for _, f := range files {
+		if err := f.Sync(); err != nil {
+			return nil, fmt.Errorf("heal data %s: %w", hdr.DataID, err)
+		}
+	}
+	for _, i := range healed {
+		s.dropPackFile(i, d.Pack)
+	}
+	s.log.Info().Str("data", hdr.DataID.String()).Uint64("pack", d.Pack).Ints("shards", healed).Msg("healed")
+	return healed, nil
+}
+
 // runHealer heals the data that reads found degraded.
 func (s *Store) runHealer(ctx context.Context) {
 	for {
@@ -229,7 +292,11 @@ func (s *Store) runHealer(ctx context.Context) {
 
 func (s *Store) shardRef(id erasure.DataID, drive int, d meta.Data) ShardRef {
 	r := ShardRef{DataID: id.String(), Drive: drive, Bucket: d.Bucket, Key: d.Key}
-	if drive >= 0 && drive < len(s.drives) {
+	switch {
+	case drive < 0 || drive >= len(s.drives):
+	case d.Pack != 0:
+		r.Path = fmt.Sprintf("%s@%d", s.drives[drive].PackPath(d.Pack), d.Off)
+	default:
 		r.Path = s.drives[drive].Path(id.String())
 	}
 	return r

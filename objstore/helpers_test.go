@@ -13,7 +13,9 @@ import (
 // check (the bbolt btesting habit).
 func newTestStore(t testing.TB, drives, parity int, tweak ...func(*Options)) (*Store, Options) {
 	t.Helper()
-	opt := Options{Dir: t.TempDir(), DriveCount: drives, Parity: parity, BlockSize: 64 << 10, MinPartSize: 1, NoBackground: true}
+	// Packing is off so that tests can count shard files; pack_test.go
+	// and the degraded and crash tests cover packed data.
+	opt := Options{Dir: t.TempDir(), DriveCount: drives, Parity: parity, BlockSize: 64 << 10, MinPartSize: 1, PackMaxSize: -1, NoBackground: true}
 	for _, f := range tweak {
 		f(&opt)
 	}

@@ -25,6 +25,13 @@ type Options struct {
 	Parity int
 	// BlockSize is the erasure block size; zero means 1 MiB.
 	BlockSize int
+	// PackMaxSize is the largest object (size known up front) whose shards
+	// go to pack segments instead of a shard file per drive; zero means
+	// 128 KiB, negative turns packing off.
+	PackMaxSize int64
+	// PackSegmentSize is the size at which a new pack segment is started;
+	// zero means 256 MiB.
+	PackSegmentSize int64
 	// MinPartSize is the smallest size of a multipart part that is not the
 	// last one; zero means 5 MiB (the S3 rule).
 	MinPartSize int64
@@ -49,14 +56,22 @@ type Progress struct {
 }
 
 const (
-	defaultBlockSize   = 1 << 20
-	defaultMinPartSize = 5 << 20
-	defaultDriveCount  = 4
+	defaultBlockSize       = 1 << 20
+	defaultMinPartSize     = 5 << 20
+	defaultPackMaxSize     = 128 << 10
+	defaultPackSegmentSize = 256 << 20
+	defaultDriveCount      = 4
 )
 
 func (o Options) withDefaults() Options {
 	if o.BlockSize == 0 {
 		o.BlockSize = defaultBlockSize
+	}
+	if o.PackMaxSize == 0 {
+		o.PackMaxSize = defaultPackMaxSize
+	}
+	if o.PackSegmentSize == 0 {
+		o.PackSegmentSize = defaultPackSegmentSize
 	}
 	if o.MinPartSize == 0 {
 		o.MinPartSize = defaultMinPartSize

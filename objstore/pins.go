@@ -2,23 +2,32 @@ package objstore
 
 import "github.com/cairnstore/cairn/objstore/meta"
 
-// pin marks the data of segs as in use by a reader. Call with pinGate
-// held for reading, in the same critical section as the lookup.
-func (s *Store) pin(segs []meta.Segment) {
+// pin marks the data of segs, and the pack segments packSegs, as in use
+// by a reader. Call with pinGate held for reading, in the same critical
+// section as the lookup.
+func (s *Store) pin(segs []meta.Segment, packSegs []uint64) {
 	s.pinMu.Lock()
 	defer s.pinMu.Unlock()
 	for _, sg := range segs {
 		s.pins[sg.Data]++
 	}
+	for _, p := range packSegs {
+		s.pinSegs[p]++
+	}
 }
 
-func (s *Store) unpin(segs []meta.Segment) {
+func (s *Store) unpin(segs []meta.Segment, packSegs []uint64) {
 	s.pinMu.Lock()
 	freed := false
 	for _, sg := range segs {
 		if s.pins[sg.Data]--; s.pins[sg.Data] <= 0 {
 			delete(s.pins, sg.Data)
 			freed = true
+		}
+	}
+	for _, p := range packSegs {
+		if s.pinSegs[p]--; s.pinSegs[p] <= 0 {
+			delete(s.pinSegs, p)
 		}
 	}
 	s.pinMu.Unlock()
@@ -31,6 +40,12 @@ func (s *Store) pinned(id string) bool {
 	s.pinMu.Lock()
 	defer s.pinMu.Unlock()
 	return s.pins[id] > 0
+}
+
+func (s *Store) segPinned(seg uint64) bool {
+	s.pinMu.Lock()
+	defer s.pinMu.Unlock()
+	return s.pinSegs[seg] > 0
 }
 
 func (s *Store) wakeCleaner() {

@@ -72,7 +72,8 @@ type ObjectReader struct {
 	segs []readSegment
 	ends []int64 // ends[i] is the object offset where segment i ends
 
-	off int64 // for Read and Seek
+	off      int64    // for Read and Seek
+	packSegs []uint64 // pinned pack segments
 
 	closeOnce sync.Once
 }
@@ -114,14 +115,20 @@ func (s *Store) Open(ctx context.Context, bucket, key string, opt GetOptions) (*
 		}
 		return nil
 	})
+	var packSegs []uint64
 	if err == nil {
-		s.pin(v.Segments)
+		for _, d := range datas {
+			if d.Pack != 0 {
+				packSegs = append(packSegs, d.Pack)
+			}
+		}
+		s.pin(v.Segments, packSegs)
 	}
 	s.pinGate.RUnlock()
 	if err != nil {
 		return nil, err
 	}
-	r := &ObjectReader{s: s, ctx: ctx, info: toInfo(bucket, key, v, latest)}
+	r := &ObjectReader{s: s, ctx: ctx, info: toInfo(bucket, key, v, latest), packSegs: packSegs}
 	readers := map[string]*dataReader{}
 	var end int64
 	for _, sg := range v.Segments {
@@ -239,7 +246,7 @@ func (r *ObjectReader) Close() error {
 		for _, sg := range r.segs {
 			segs = append(segs, sg.seg)
 		}
-		r.s.unpin(segs)
+		r.s.unpin(segs, r.packSegs)
 	})
 	return nil
 }
@@ -265,11 +272,12 @@ func (s *Store) newDataReader(ctx context.Context, id string, d meta.Data) (*dat
 	dr := &dataReader{s: s, id: id}
 	srcs := make([]io.ReaderAt, d.K+d.M)
 	for i := range srcs {
-		if i < len(s.drives) {
-			ls := &lazyShard{ctx: ctx, open: s.drives[i].Open, name: id}
-			dr.shards = append(dr.shards, ls)
-			srcs[i] = ls
+		if i >= len(s.drives) {
+			continue
 		}
+		ls := &lazyShard{open: s.shardOpener(ctx, i, id, d)}
+		dr.shards = append(dr.shards, ls)
+		srcs[i] = ls
 	}
 	hdr := erasure.Header{K: d.K, M: d.M, BlockSize: d.BlockSize, Size: d.Size, DataID: did}
 	dr.er = codec.NewReader(ctx, hdr, srcs, func([]int) { s.queueHeal(id) })
@@ -290,28 +298,49 @@ func (d *dataReader) close() {
 	}
 }
 
-// lazyShard opens its shard file on first read.
-type lazyShard struct {
-	ctx  context.Context
-	open func(context.Context, string) (*os.File, error)
-	name string
+// shardOpener returns how to open data id's shard on drive i: its own
+// shard file, or its record in a pack segment (whose file stays open in
+// the store's cache).
+func (s *Store) shardOpener(ctx context.Context, i int, id string, d meta.Data) func() (io.ReaderAt, func(), error) {
+	if d.Pack == 0 {
+		return func() (io.ReaderAt, func(), error) {
+			f, err := s.drives[i].Open(ctx, id)
+			if err != nil {
+				return nil, nil, err
+			}
+			return f, func() { _ = f.Close() }, nil
+		}
+	}
+	return func() (io.ReaderAt, func(), error) {
+		f, err := s.packFile(ctx, i, d.Pack, false)
+		if err != nil {
+			return nil, nil, err
+		}
+		return io.NewSectionReader(f, d.Off, d.Len), func() {}, nil
+	}
+}
 
-	once sync.Once
-	f    *os.File
-	err  error
+// lazyShard opens its shard on first read.
+type lazyShard struct {
+	open func() (io.ReaderAt, func(), error)
+
+	once    sync.Once
+	r       io.ReaderAt
+	release func()
+	err     error
 }
 
 func (l *lazyShard) ReadAt(p []byte, off int64) (int, error) {
-	l.once.Do(func() { l.f, l.err = l.open(l.ctx, l.name) })
+	l.once.Do(func() { l.r, l.release, l.err = l.open() })
 	if l.err != nil {
 		return 0, l.err
 	}
-	return l.f.ReadAt(p, off)
+	return l.r.ReadAt(p, off)
 }
 
 func (l *lazyShard) close() {
 	l.once.Do(func() { l.err = os.ErrClosed })
-	if l.f != nil {
-		_ = l.f.Close()
+	if l.release != nil {
+		l.release()
 	}
 }

@@ -41,8 +41,11 @@ type Store struct {
 	codecs  map[[3]int]*erasure.Codec
 
 	pinGate sync.RWMutex // readers share it while they look up and pin; the cleaner takes it alone
-	pinMu   sync.Mutex   // protects pins
+	pinMu   sync.Mutex   // protects pins and pinSegs
 	pins    map[string]int
+	pinSegs map[uint64]int // pack segments holding pinned data
+
+	packs packs
 
 	watch watchers
 
@@ -99,6 +102,8 @@ func open(ctx context.Context, opt Options) (*Store, error) {
 		commits:   make(chan *commitReq, 4096),
 		codecs:    map[[3]int]*erasure.Codec{},
 		pins:      map[string]int{},
+		pinSegs:   map[uint64]int{},
+		packs:     packs{files: map[uint64][]*os.File{}},
 		healq:     make(chan string, 4096),
 		cleanWake: make(chan struct{}, 1),
 		stopBG:    func() {},
@@ -206,6 +211,7 @@ func (s *Store) Close() error {
 	s.committerWG.Wait()
 	s.closeMu.Unlock()
 	s.watch.closeAll()
+	s.closePacks()
 	s.md5srv.Close()
 	return s.idx.Close()
 }

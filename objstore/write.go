@@ -26,6 +26,8 @@ type newData struct {
 	quorum int
 }
 
+func (d *newData) packed() bool { return d.rec.Pack != 0 }
+
 // segment is the whole of the data as one segment.
 func (d *newData) segment() meta.Segment {
 	return meta.Segment{Data: d.id.String(), Length: d.rec.Size}
@@ -40,6 +42,9 @@ func (s *Store) writeData(ctx context.Context, bucket, key string, body io.Reade
 	defer release()
 	if size == 0 {
 		return nil, h.Sum(nil), checkDigest(h, wantMD5)
+	}
+	if size > 0 && size <= s.opt.PackMaxSize {
+		return s.writePacked(ctx, bucket, key, body, size, h, wantMD5)
 	}
 	k, m, bs := s.geometry()
 	codec, err := s.codec(k, m, bs)
@@ -173,9 +178,70 @@ func checkDigest(h hash.Hash, want []byte) error {
 	return nil
 }
 
-// discard removes the shard files of data that will not be committed.
+// writePacked encodes a small body in memory and appends its shard
+// records to the active pack segment.
+func (s *Store) writePacked(ctx context.Context, bucket, key string, body io.Reader, size int64, h hash.Hash, wantMD5 []byte) (*newData, []byte, error) {
+	k, m, bs := s.geometry()
+	codec, err := s.codec(k, m, bs)
+	if err != nil {
+		return nil, nil, err
+	}
+	id := erasure.NewDataID()
+	mems := make([]*erasure.MemFile, len(s.drives))
+	sinks := make([]io.WriterAt, len(s.drives))
+	for i := range mems {
+		mems[i] = erasure.NewMemFile(nil)
+		sinks[i] = mems[i]
+	}
+	w, err := codec.NewWriter(ctx, erasure.Header{Size: size, DataID: id, Bucket: bucket, Key: key}, sinks)
+	if err != nil {
+		return nil, nil, wrapWriteErr(err)
+	}
+	n, err := io.Copy(w, io.TeeReader(io.LimitReader(body, size), h))
+	if err == nil && n < size {
+		err = fmt.Errorf("%w: got %d of %d bytes", ErrIncompleteBody, n, size)
+	}
+	if cerr := w.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return nil, nil, wrapWriteErr(err)
+	}
+	if err := checkDigest(h, wantMD5); err != nil {
+		return nil, nil, err
+	}
+	recs := make([][]byte, len(s.drives))
+	for i, mf := range mems {
+		recs[i] = mf.Bytes()
+	}
+	for _, i := range w.Failed() {
+		recs[i] = nil
+	}
+	recLen := int64(len(recs[0]))
+	for _, r := range recs {
+		if r != nil {
+			recLen = int64(len(r))
+		}
+	}
+	seg, off, shards := s.packAppend(ctx, recs, recLen)
+	quorum := erasure.WriteQuorum(k, m)
+	if len(shards) < quorum {
+		return nil, nil, fmt.Errorf("%w: %d of %d shards written, %d needed", ErrQuorumLost, len(shards), len(s.drives), quorum)
+	}
+	return &newData{
+		id: id,
+		rec: meta.Data{K: k, M: m, BlockSize: bs, Size: n, Bucket: bucket, Key: key,
+			Created: time.Now().UTC(), Pack: seg, Off: off, Len: recLen},
+		md5:    h.Sum(nil),
+		shards: shards,
+		quorum: quorum,
+	}, h.Sum(nil), nil
+}
+
+// discard removes the shard files of data that will not be committed
+// (packed records just stay dead space in their segment).
 func (s *Store) discard(d *newData) {
-	if d == nil {
+	if d == nil || d.packed() {
 		return
 	}
 	name := d.id.String()
@@ -190,12 +256,17 @@ func (s *Store) commitData(ctx context.Context, d *newData, fn func(tx meta.Tx) 
 	if d == nil {
 		return s.commit(ctx, nil, 0, fn)
 	}
-	err := s.commit(ctx, d.shards, d.quorum, func(tx meta.Tx) error {
+	err := s.enqueue(ctx, &commitReq{shards: d.shards, quorum: d.quorum, packSeg: d.rec.Pack, fn: func(tx meta.Tx) error {
 		if err := tx.Put(meta.DataTable, meta.DataKey(d.id), meta.Encode(d.rec)); err != nil {
 			return err
 		}
+		if d.packed() {
+			if err := adjustPackLive(tx, d.rec.Pack, d.rec.Len); err != nil {
+				return err
+			}
+		}
 		return fn(tx)
-	})
+	}})
 	if err != nil {
 		s.discard(d)
 		return err

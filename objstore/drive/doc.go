@@ -6,6 +6,8 @@
 //
 //	format.json        {"format":1,"set":"<set id>","index":N}
 //	data/xx/<dataid>   one shard file per data id (xx = first two hex digits)
+//	packs/<seg>        pack segments: shard records of small objects appended
+//	                   at the same offset on every drive (seg = 16 hex digits)
 //	tmp/               files being rebuilt by heal, renamed into data/ when done
 //
 // The package knows nothing of the shard format (objstore/erasure) or the

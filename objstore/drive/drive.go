@@ -43,6 +43,16 @@ type Drive interface {
 	Sync(ctx context.Context) error
 	// Dev identifies the filesystem, so SyncAll flushes each one once.
 	Dev() uint64
+
+	// OpenPack opens pack segment seg for reading and writing, creating
+	// it when create is set (fs.ErrNotExist otherwise when absent).
+	OpenPack(ctx context.Context, seg uint64, create bool) (*os.File, error)
+	// RemovePack deletes a pack segment; absent is not an error.
+	RemovePack(ctx context.Context, seg uint64) error
+	// Packs lists the pack segments on the drive.
+	Packs(ctx context.Context) ([]uint64, error)
+	// PackPath returns the pack segment's path.
+	PackPath(seg uint64) string
 }
 
 // Dir is a Drive on a local directory.
@@ -87,6 +97,9 @@ func OpenDir(root string, set string, index int) (d *Dir, created bool, err erro
 		if err := os.MkdirAll(filepath.Join(root, "data", fmt.Sprintf("%02x", i)), 0o755); err != nil {
 			return nil, false, fmt.Errorf("drive %s: %w", root, err)
 		}
+	}
+	if err := os.MkdirAll(filepath.Join(root, "packs"), 0o755); err != nil {
+		return nil, false, fmt.Errorf("drive %s: %w", root, err)
 	}
 	tmp := filepath.Join(root, "tmp")
 	if err := os.RemoveAll(tmp); err != nil {

@@ -20,6 +20,7 @@
 //	uploads   <bucket>\0<key>\0<upload id> -> Upload: an incomplete multipart upload
 //	uploadids <upload id>                 -> <bucket>\0<key>
 //	parts     <upload id>\0<part:4 BE>    -> Part
+//	packs     <segment:8 BE>              -> PackInfo: a pack segment of small data
 //
 // ^seq is the bitwise complement of a store-wide sequence number, big
 // endian, so the newest version of a key sorts first.
@@ -33,5 +34,8 @@
 //     when it drops to zero the data record moves to garbage in the same
 //     transaction, and only the cleaner deletes shard files.
 //   - A shard file whose data id is in neither data nor garbage is an
-//     orphan (a write that never committed) and may be removed.
+//     orphan (a write that never committed) and may be removed; so is a
+//     pack segment file with no packs entry. A packs entry exists from the
+//     first commit of data in the segment; PackInfo.Live sums the Len of
+//     its data records in data or garbage.
 package meta

@@ -19,10 +19,11 @@ const (
 	Uploads   Table = "uploads"
 	UploadIDs Table = "uploadids"
 	Parts     Table = "parts"
+	Packs     Table = "packs"
 )
 
 // AllTables lists every table, created when an index is opened.
-var AllTables = []Table{Settings, Buckets, Objects, Versions, DataTable, Garbage, Uploads, UploadIDs, Parts}
+var AllTables = []Table{Settings, Buckets, Objects, Versions, DataTable, Garbage, Uploads, UploadIDs, Parts, Packs}
 
 // ErrCorruptRecord means a stored record could not be decoded.
 var ErrCorruptRecord = errors.New("meta: corrupt record")

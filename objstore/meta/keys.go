@@ -79,3 +79,14 @@ func DataKey(id [16]byte) []byte {
 
 // HasPrefix reports whether k starts with p (for cursor loops).
 func HasPrefix(k, p []byte) bool { return k != nil && bytes.HasPrefix(k, p) }
+
+// PackKey is the packs key of a segment.
+func PackKey(seg uint64) []byte { return binary.BigEndian.AppendUint64(nil, seg) }
+
+// ParsePackKey is the inverse of PackKey.
+func ParsePackKey(k []byte) (uint64, bool) {
+	if len(k) != 8 {
+		return 0, false
+	}
+	return binary.BigEndian.Uint64(k), true
+}

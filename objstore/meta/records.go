@@ -68,6 +68,20 @@ type Data struct {
 	Bucket    string    `json:"bucket,omitempty"` // where it was first written, a hint
 	Key       string    `json:"key,omitempty"`
 	Created   time.Time `json:"created"`
+	// Pack, when not zero, is the pack segment holding the shard records
+	// of this (small) data object, at Off for Len bytes on every drive;
+	// zero means one shard file per drive.
+	Pack uint64 `json:"pack,omitempty"`
+	Off  int64  `json:"off,omitempty"`
+	Len  int64  `json:"len,omitempty"`
+}
+
+// PackInfo describes a pack segment.
+type PackInfo struct {
+	Created time.Time `json:"created"`
+	// Live counts the record bytes of data not yet freed by the cleaner;
+	// a segment no longer written to whose Live is zero can be removed.
+	Live int64 `json:"live"`
 }
 
 // GarbageEntry is data waiting for the cleaner.

@@ -1,0 +1,251 @@
+package objstore
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"sync"
+	"time"
+
+	"github.com/cairnstore/cairn/objstore/meta"
+)
+
+// Small data objects are not given a shard file per drive: their shard
+// records (the same header and blocks a shard file holds) are appended to
+// the active pack segment, at one offset shared by every drive. A small
+// put then costs a few pwrites into files already open and shares one
+// fdatasync per drive with its batch, where a file per shard would cost
+// an inode, a directory entry and a journal commit per drive.
+
+// packs holds the open pack segment files and the append position.
+type packs struct {
+	mu     sync.Mutex            // protects the following
+	active uint64                // segment appended to; 0 before the first small write
+	next   uint64                // id of the next segment to create
+	off    int64                 // next free offset in active
+	files  map[uint64][]*os.File // open segment files by drive; nil where unavailable
+}
+
+// packFile returns the open file of segment seg on drive i, opening it
+// (creating it when create) on first use.
+func (s *Store) packFile(ctx context.Context, i int, seg uint64, create bool) (*os.File, error) {
+	s.packs.mu.Lock()
+	defer s.packs.mu.Unlock()
+	return s.packFileLocked(ctx, i, seg, create)
+}
+
+func (s *Store) packFileLocked(ctx context.Context, i int, seg uint64, create bool) (*os.File, error) {
+	fs := s.packs.files[seg]
+	if fs == nil {
+		fs = make([]*os.File, len(s.drives))
+		s.packs.files[seg] = fs
+	}
+	if fs[i] != nil {
+		return fs[i], nil
+	}
+	f, err := s.drives[i].OpenPack(ctx, seg, create)
+	if err != nil {
+		return nil, err
+	}
+	fs[i] = f
+	return f, nil
+}
+
+// dropPackFile forgets the open file of a segment on one drive (after heal
+// replaced it, or when the segment is removed); the next use reopens it.
+func (s *Store) dropPackFile(i int, seg uint64) {
+	s.packs.mu.Lock()
+	defer s.packs.mu.Unlock()
+	if fs := s.packs.files[seg]; fs != nil && fs[i] != nil {
+		_ = fs[i].Close()
+		fs[i] = nil
+	}
+}
+
+func (s *Store) closePacks() {
+	s.packs.mu.Lock()
+	defer s.packs.mu.Unlock()
+	for seg, fs := range s.packs.files {
+		for _, f := range fs {
+			if f != nil {
+				_ = f.Close()
+			}
+		}
+		delete(s.packs.files, seg)
+	}
+}
+
+// packAppend writes one shard record per drive (nil: that shard failed)
+// at a fresh offset of the active segment. It returns the segment, the
+// offset and the drives that took their record.
+func (s *Store) packAppend(ctx context.Context, recs [][]byte, size int64) (seg uint64, off int64, shards []int) {
+	s.packs.mu.Lock()
+	if s.packs.active == 0 || s.packs.off+size > s.opt.PackSegmentSize {
+		s.packs.active, s.packs.next, s.packs.off = s.packs.next, s.packs.next+1, 0
+	}
+	seg, off = s.packs.active, s.packs.off
+	s.packs.off += size
+	files := make([]*os.File, len(s.drives))
+	for i := range s.drives {
+		if recs[i] == nil {
+			continue
+		}
+		f, err := s.packFileLocked(ctx, i, seg, true)
+		if err != nil {
+			s.log.Warn().Err(err).Int("drive", i).Uint64("pack", seg).Msg("cannot open pack segment")
+			continue
+		}
+		files[i] = f
+	}
+	s.packs.mu.Unlock()
+	for i, f := range files {
+		if f == nil {
+			continue
+		}
+		if _, err := f.WriteAt(recs[i], off); err != nil {
+			s.log.Warn().Err(err).Int("drive", i).Uint64("pack", seg).Msg("pack write failed")
+			continue
+		}
+		shards = append(shards, i)
+	}
+	return seg, off, shards
+}
+
+// syncPacks fdatasyncs the given segments on every drive, in parallel, and
+// returns per segment the per-drive errors.
+func (s *Store) syncPacks(ctx context.Context, segs map[uint64]bool) map[uint64][]error {
+	out := map[uint64][]error{}
+	var mu sync.Mutex
+	var wg sync.WaitGroup
+	for seg := range segs {
+		errs := make([]error, len(s.drives))
+		out[seg] = errs
+		for i := range s.drives {
+			f, err := s.packFile(ctx, i, seg, false)
+			if err != nil {
+				errs[i] = err
+				continue
+			}
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				if err := f.Sync(); err != nil {
+					mu.Lock()
+					errs[i] = err
+					mu.Unlock()
+				}
+			}()
+		}
+	}
+	wg.Wait()
+	return out
+}
+
+// initPacks picks the next segment id (above every segment on disk or in
+// the index) and removes segment files the index does not know: written
+// before a crash, never committed.
+func (s *Store) initPacks(ctx context.Context, remove bool) (orphans []ShardRef, err error) {
+	known := map[uint64]bool{}
+	err = s.idx.View(ctx, func(tx meta.Tx) error {
+		c := tx.Cursor(meta.Packs)
+		for k, _ := c.First(); k != nil; k, _ = c.Next() {
+			if seg, ok := meta.ParsePackKey(k); ok {
+				known[seg] = true
+				s.packs.next = max(s.packs.next, seg+1)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	for i, d := range s.drives {
+		segs, err := d.Packs(ctx)
+		if err != nil {
+			return nil, err
+		}
+		for _, seg := range segs {
+			s.packs.next = max(s.packs.next, seg+1)
+			if known[seg] {
+				continue
+			}
+			orphans = append(orphans, ShardRef{Drive: i, Path: d.PackPath(seg)})
+			if remove {
+				if err := d.RemovePack(ctx, seg); err != nil {
+					return nil, err
+				}
+			}
+		}
+	}
+	s.packs.next = max(s.packs.next, 1)
+	return orphans, nil
+}
+
+// freeDeadPacks removes the segments no longer written to whose data were
+// all freed and that no reader pins.
+func (s *Store) freeDeadPacks(ctx context.Context) error {
+	var dead []uint64
+	err := s.idx.View(ctx, func(tx meta.Tx) error {
+		c := tx.Cursor(meta.Packs)
+		for k, v := c.First(); k != nil; k, v = c.Next() {
+			seg, _ := meta.ParsePackKey(k)
+			var p meta.PackInfo
+			if err := meta.Decode(v, &p); err != nil {
+				return err
+			}
+			if p.Live <= 0 {
+				dead = append(dead, seg)
+			}
+		}
+		return nil
+	})
+	if err != nil || len(dead) == 0 {
+		return err
+	}
+	s.packs.mu.Lock()
+	active := s.packs.active
+	s.packs.mu.Unlock()
+	var freed []uint64
+	for _, seg := range dead {
+		if seg == active || s.segPinned(seg) {
+			continue
+		}
+		for i, d := range s.drives {
+			s.dropPackFile(i, seg)
+			if err := d.RemovePack(ctx, seg); err != nil && !errors.Is(err, fs.ErrNotExist) {
+				return err
+			}
+		}
+		freed = append(freed, seg)
+	}
+	if len(freed) == 0 {
+		return nil
+	}
+	return s.commit(ctx, nil, 0, func(tx meta.Tx) error {
+		for _, seg := range freed {
+			if err := tx.Delete(meta.Packs, meta.PackKey(seg)); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
+// adjustPackLive adds delta to a segment's live bytes, creating its entry
+// on first use.
+func adjustPackLive(tx meta.Tx, seg uint64, delta int64) error {
+	var p meta.PackInfo
+	if raw := tx.Get(meta.Packs, meta.PackKey(seg)); raw != nil {
+		if err := meta.Decode(raw, &p); err != nil {
+			return err
+		}
+	} else if delta < 0 {
+		return fmt.Errorf("%w: pack segment %x is not in the index", meta.ErrCorruptRecord, seg)
+	} else {
+		p.Created = time.Now().UTC()
+	}
+	p.Live += delta
+	return tx.Put(meta.Packs, meta.PackKey(seg), meta.Encode(p))
+}
