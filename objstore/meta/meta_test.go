@@ -106,7 +106,7 @@ func TestBoltTransactions(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if !(seqs[0] < seqs[1] && seqs[1] < seqs[2]) {
+	if seqs[0] >= seqs[1] || seqs[1] >= seqs[2] {
 		t.Fatalf("sequence not increasing: %v", seqs)
 	}
 	_ = b.View(ctx, func(tx Tx) error {
