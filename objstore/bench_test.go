@@ -135,6 +135,44 @@ func BenchmarkNaivePut(b *testing.B) {
 	}
 }
 
+// BenchmarkNaiveGet reads back what a one-file-per-put server stored:
+// open, read whole, close, 16 clients.
+func BenchmarkNaiveGet(b *testing.B) {
+	for _, sz := range benchSizes() {
+		b.Run(sz.name, func(b *testing.B) {
+			dir := b.TempDir()
+			data := randBytes(sz.size, 1)
+			files := 64
+			if sz.size > 1<<20 {
+				files = 4
+			}
+			for i := 0; i < files; i++ {
+				if err := os.WriteFile(filepath.Join(dir, fmt.Sprintf("k%d", i)), data, 0o644); err != nil {
+					b.Fatal(err)
+				}
+			}
+			var n atomic.Int64
+			b.SetBytes(int64(sz.size))
+			setClients(b)
+			b.ResetTimer()
+			b.RunParallel(func(pb *testing.PB) {
+				buf := make([]byte, 1<<20)
+				for pb.Next() {
+					f, err := os.Open(filepath.Join(dir, fmt.Sprintf("k%d", n.Add(1)%int64(files))))
+					if err != nil {
+						b.Error(err)
+						return
+					}
+					if _, err := io.CopyBuffer(io.Discard, f, buf); err != nil {
+						b.Error(err)
+					}
+					f.Close()
+				}
+			})
+		})
+	}
+}
+
 // BenchmarkReedSolomonEncode is reedsolomon's raw encode speed for the
 // store's default geometry (4 drives: 2+2, 1 MiB blocks).
 func BenchmarkReedSolomonEncode(b *testing.B) {

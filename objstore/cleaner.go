@@ -37,7 +37,7 @@ func (s *Store) Clean(ctx context.Context) (int, error) {
 		return 0, err
 	}
 	if len(ids) == 0 {
-		return 0, s.freeDeadPacks(ctx)
+		return 0, s.tidyPacks(ctx)
 	}
 	// Any reader pinning these from now on would have had to look them up
 	// in a transaction that started after they became garbage, where no
@@ -58,7 +58,10 @@ func (s *Store) Clean(ctx context.Context) (int, error) {
 				return err
 			}
 			if recs[i].Pack != 0 {
-				if err := adjustPackLive(tx, recs[i].Pack, -recs[i].Len); err != nil {
+				if err := tx.Delete(meta.PackData, meta.PackDataKey(recs[i].Pack, id)); err != nil {
+					return err
+				}
+				if err := adjustPackLive(tx, recs[i].Pack, -recs[i].Len, 0); err != nil {
 					return err
 				}
 			}
@@ -68,7 +71,7 @@ func (s *Store) Clean(ctx context.Context) (int, error) {
 	if err != nil {
 		return 0, err
 	}
-	return len(ids), s.freeDeadPacks(ctx)
+	return len(ids), s.tidyPacks(ctx)
 }
 
 func (s *Store) runCleaner(ctx context.Context) {

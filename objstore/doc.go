@@ -16,6 +16,14 @@
 // Copy, rename and prefix rename only write index entries and adjust data
 // reference counts, so they are O(1) in bytes.
 //
+// A data object's shards live either in their own shard file per drive
+// (drives/dN/data/xx/<data id>) or, for small objects (Options.PackMaxSize,
+// 128 KiB by default), as records appended at one shared offset to every
+// drive's active pack segment (drives/dN/packs/<segment>). A record is
+// byte for byte what the shard file would hold, so reads, fsck and heal
+// treat both alike; packing saves a small put the inode, directory entry
+// and journal commit a file per drive would cost.
+//
 // # Durability and group commit
 //
 // Shard files are written without fsync. Each mutation goes through the
@@ -30,8 +38,12 @@
 //
 // When a data object's reference count drops to zero it moves to the
 // garbage table in the same transaction. The cleaner deletes its shards
-// once no open reader pins it. Shard files of writes that never committed
-// (a crash between writing and committing) are orphans: Open sweeps them.
+// once no open reader pins it; a packed record is dead space until its
+// whole segment holds nothing live, and then the segment is removed
+// (compaction of half-dead segments is not built yet). Shard files of writes that never committed
+// (a crash between writing and committing) are orphans: Open sweeps them,
+// and pack segment files the index does not know. Each Open starts a new
+// pack segment, so a torn append of a crashed run is never written over.
 //
 // # Lock order
 //

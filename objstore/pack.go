@@ -233,9 +233,9 @@ func (s *Store) freeDeadPacks(ctx context.Context) error {
 	})
 }
 
-// adjustPackLive adds delta to a segment's live bytes, creating its entry
-// on first use.
-func adjustPackLive(tx meta.Tx, seg uint64, delta int64) error {
+// adjustPackLive adds delta to a segment's live bytes and raises its end
+// to at least end, creating its entry on first use.
+func adjustPackLive(tx meta.Tx, seg uint64, delta, end int64) error {
 	var p meta.PackInfo
 	if raw := tx.Get(meta.Packs, meta.PackKey(seg)); raw != nil {
 		if err := meta.Decode(raw, &p); err != nil {
@@ -247,5 +247,6 @@ func adjustPackLive(tx meta.Tx, seg uint64, delta int64) error {
 		p.Created = time.Now().UTC()
 	}
 	p.Live += delta
+	p.End = max(p.End, end)
 	return tx.Put(meta.Packs, meta.PackKey(seg), meta.Encode(p))
 }

@@ -139,3 +139,47 @@ func TestOrphanPackSwept(t *testing.T) {
 		t.Fatalf("got %q", got)
 	}
 }
+
+// A few long-lived small objects spread over many segments keep each of
+// them partly live; compaction moves them so the segments can go.
+func TestPackCompaction(t *testing.T) {
+	ctx := context.Background()
+	s, opt := newTestStore(t, 4, 2, withPacks(32<<10))
+	mustBucket(t, s, "bkt")
+	keep := map[string][]byte{}
+	for round := 0; round < 30; round++ {
+		k := fmt.Sprintf("keep/%d", round)
+		keep[k] = randBytes(2000, uint64(1000+round))
+		mustPut(t, s, "bkt", k, keep[k])
+		for j := 0; j < 6; j++ {
+			mustPut(t, s, "bkt", fmt.Sprintf("churn/%d", j), randBytes(3000, uint64(round*10+j)))
+		}
+	}
+	before := len(packFiles(t, opt))
+	for i := 0; i < 3; i++ { // the first pass frees garbage, later ones compact
+		if _, err := s.Clean(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	after := len(packFiles(t, opt))
+	if after*2 > before {
+		t.Fatalf("pack files: %d before cleaning, %d after; compaction should free most", before, after)
+	}
+	for k, want := range keep {
+		if got := readAll(t, s, "bkt", k, GetOptions{}); !bytes.Equal(got, want) {
+			t.Fatalf("%s differs after compaction", k)
+		}
+	}
+	var live, end int64
+	_ = s.idx.View(ctx, func(tx meta.Tx) error {
+		c := tx.Cursor(meta.Packs)
+		for k, v := c.First(); k != nil; k, v = c.Next() {
+			var p meta.PackInfo
+			_ = meta.Decode(v, &p)
+			live += p.Live
+			end += p.End
+		}
+		return nil
+	})
+	t.Logf("pack files %d -> %d; live %d of %d bytes", before, after, live, end)
+}

@@ -261,7 +261,10 @@ func (s *Store) commitData(ctx context.Context, d *newData, fn func(tx meta.Tx) 
 			return err
 		}
 		if d.packed() {
-			if err := adjustPackLive(tx, d.rec.Pack, d.rec.Len); err != nil {
+			if err := tx.Put(meta.PackData, meta.PackDataKey(d.rec.Pack, d.id), nil); err != nil {
+				return err
+			}
+			if err := adjustPackLive(tx, d.rec.Pack, d.rec.Len, d.rec.Off+d.rec.Len); err != nil {
 				return err
 			}
 		}

@@ -21,6 +21,7 @@
 //	uploadids <upload id>                 -> <bucket>\0<key>
 //	parts     <upload id>\0<part:4 BE>    -> Part
 //	packs     <segment:8 BE>              -> PackInfo: a pack segment of small data
+//	packdata  <segment:8 BE><data id:16>  -> "" for each data record (live or garbage) in the segment
 //
 // ^seq is the bitwise complement of a store-wide sequence number, big
 // endian, so the newest version of a key sorts first.

@@ -20,10 +20,11 @@ const (
 	UploadIDs Table = "uploadids"
 	Parts     Table = "parts"
 	Packs     Table = "packs"
+	PackData  Table = "packdata"
 )
 
 // AllTables lists every table, created when an index is opened.
-var AllTables = []Table{Settings, Buckets, Objects, Versions, DataTable, Garbage, Uploads, UploadIDs, Parts, Packs}
+var AllTables = []Table{Settings, Buckets, Objects, Versions, DataTable, Garbage, Uploads, UploadIDs, Parts, Packs, PackData}
 
 // ErrCorruptRecord means a stored record could not be decoded.
 var ErrCorruptRecord = errors.New("meta: corrupt record")

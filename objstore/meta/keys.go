@@ -83,6 +83,11 @@ func HasPrefix(k, p []byte) bool { return k != nil && bytes.HasPrefix(k, p) }
 // PackKey is the packs key of a segment.
 func PackKey(seg uint64) []byte { return binary.BigEndian.AppendUint64(nil, seg) }
 
+// PackDataKey is the packdata key of data id in segment seg.
+func PackDataKey(seg uint64, id [16]byte) []byte {
+	return append(PackKey(seg), id[:]...)
+}
+
 // ParsePackKey is the inverse of PackKey.
 func ParsePackKey(k []byte) (uint64, bool) {
 	if len(k) != 8 {

@@ -82,6 +82,8 @@ type PackInfo struct {
 	// Live counts the record bytes of data not yet freed by the cleaner;
 	// a segment no longer written to whose Live is zero can be removed.
 	Live int64 `json:"live"`
+	// End is the end of the last committed record: the segment's size.
+	End int64 `json:"end"`
 }
 
 // GarbageEntry is data waiting for the cleaner.

@@ -18,6 +18,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"sync"
+	"time"
 
 	"github.com/cairnstore/cairn/objstore"
 )
@@ -68,7 +69,10 @@ func main() {
 	run := flag.Int("run", 0, "run number (names and seeds)")
 	flag.Parse()
 	ctx := context.Background()
-	s, err := objstore.Open(ctx, objstore.Options{Dir: *dir, DriveCount: 4, Parity: 2, MinPartSize: 1})
+	s, err := objstore.Open(ctx, objstore.Options{Dir: *dir, DriveCount: 4, Parity: 2, MinPartSize: 1,
+		// Small segments and a busy cleaner, so that kills land in segment
+		// rolls, frees and compactions too.
+		PackSegmentSize: 1 << 20, CleanerInterval: 50 * time.Millisecond})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
