@@ -132,6 +132,6 @@ func toInfo(bucket, key string, v *meta.Version, latest bool) ObjectInfo {
 	return ObjectInfo{
 		Bucket: bucket, Key: key, VersionID: v.VersionID, Size: v.Size, ETag: v.ETag,
 		ModTime: v.ModTime, ContentType: v.ContentType, Meta: v.Meta,
-		DeleteMarker: v.DeleteMarker, IsLatest: latest, PartsCount: len(v.PartSizes),
+		DeleteMarker: v.DeleteMarker, IsLatest: latest, PartsCount: len(v.PartSizes), PartSizes: v.PartSizes,
 	}
 }

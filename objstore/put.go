@@ -2,6 +2,7 @@ package objstore
 
 import (
 	"context"
+	"maps"
 	"encoding/hex"
 	"io"
 	"time"
@@ -28,6 +29,13 @@ func (s *Store) Put(ctx context.Context, bucket, key string, body io.Reader, siz
 		ModTime:     time.Now().UTC(),
 		ContentType: opt.ContentType,
 		Meta:        opt.Meta,
+	}
+	if opt.FinalMeta != nil {
+		v.Meta = maps.Clone(opt.Meta)
+		if v.Meta == nil {
+			v.Meta = map[string]string{}
+		}
+		opt.FinalMeta(v.Meta)
 	}
 	if d != nil {
 		v.Size = d.rec.Size

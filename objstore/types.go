@@ -14,7 +14,8 @@ type ObjectInfo struct {
 	Meta         map[string]string // user metadata and stored headers
 	DeleteMarker bool
 	IsLatest     bool
-	PartsCount   int // parts of a multipart object, 0 otherwise
+	PartsCount   int     // parts of a multipart object, 0 otherwise
+	PartSizes    []int64 // their sizes, in order
 }
 
 // PutOptions are the options of Put and CreateMultipartUpload.
@@ -29,6 +30,10 @@ type PutOptions struct {
 	IfNoneMatch string
 	// ContentMD5, when set, must equal the body's MD5 (ErrBadDigest).
 	ContentMD5 []byte
+	// FinalMeta, when set, is called once the body has been read to its
+	// end and before the commit, to add metadata known only then (such as
+	// a checksum sent in a trailer). Put only.
+	FinalMeta func(meta map[string]string)
 }
 
 // GetOptions select what Open and Head read.
