@@ -70,10 +70,101 @@ func (s *Store) runLifecycle(ctx context.Context) {
 		} else if n > 0 {
 			s.log.Info().Int("uploads", n).Msg("aborted expired multipart uploads")
 		}
+		if n, err := s.ExpireObjects(ctx, time.Now()); err != nil && ctx.Err() == nil {
+			s.log.Error().Err(err).Msg("lifecycle")
+		} else if n > 0 {
+			s.log.Info().Int("objects", n).Msg("expired objects")
+		}
 		select {
 		case <-ctx.Done():
 			return
 		case <-t.C:
 		}
 	}
+}
+
+// ExpireObjects applies the Expiration rules of bucket lifecycles: every
+// current version under a rule's prefix last modified more than its days
+// before now is deleted as a DELETE without version id would (a delete
+// marker in a versioned bucket). It returns how many keys it expired.
+func (s *Store) ExpireObjects(ctx context.Context, now time.Time) (int, error) {
+	type target struct {
+		bucket, key string
+		cutoff      time.Time
+	}
+	var targets []target
+	err := s.idx.View(ctx, func(tx meta.Tx) error {
+		bc := tx.Cursor(meta.Buckets)
+		for k, raw := bc.First(); k != nil; k, raw = bc.Next() {
+			var b meta.Bucket
+			if err := meta.Decode(raw, &b); err != nil {
+				return err
+			}
+			for _, r := range b.Lifecycle {
+				if !r.Enabled || r.ExpirationDays <= 0 {
+					continue
+				}
+				cutoff := now.Add(-time.Duration(r.ExpirationDays) * 24 * time.Hour)
+				p := meta.ObjectKey(b.Name, r.Prefix)
+				oc := tx.Cursor(meta.Objects)
+				for ok, oraw := oc.Seek(p); meta.HasPrefix(ok, p); ok, oraw = oc.Next() {
+					var v meta.Version
+					if err := meta.Decode(oraw, &v); err != nil {
+						return err
+					}
+					if v.ModTime.Before(cutoff) {
+						_, key, _ := meta.SplitObjectKey(ok)
+						targets = append(targets, target{b.Name, key, cutoff})
+					}
+				}
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return 0, err
+	}
+	n := 0
+	seen := map[[2]string]bool{}
+	for _, t := range targets {
+		if seen[[2]string{t.bucket, t.key}] {
+			continue
+		}
+		seen[[2]string{t.bucket, t.key}] = true
+		expired, err := s.expireKey(ctx, t.bucket, t.key, t.cutoff)
+		if err != nil {
+			return n, err
+		}
+		if expired {
+			n++
+		}
+	}
+	return n, nil
+}
+
+// expireKey deletes the current version of key if it is still older than
+// cutoff when the deletion commits (it may have been overwritten since).
+func (s *Store) expireKey(ctx context.Context, bucket, key string, cutoff time.Time) (bool, error) {
+	expired := false
+	err := s.commit(ctx, nil, 0, func(tx meta.Tx) error {
+		expired = false
+		b, err := getBucket(tx, bucket)
+		if err != nil {
+			return err
+		}
+		cur, err := currentVersion(tx, bucket, key)
+		if err != nil || cur == nil || !cur.ModTime.Before(cutoff) {
+			return err
+		}
+		expired = true
+		_, err = deleteCurrent(tx, b, key)
+		return err
+	})
+	if err != nil && errIs(err, ErrNoSuchBucket) {
+		return false, nil
+	}
+	if expired {
+		s.notify(Event{Op: OpDelete, Bucket: bucket, Key: key})
+	}
+	return expired, err
 }

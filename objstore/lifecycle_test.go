@@ -134,3 +134,42 @@ func TestLifecycleErrors(t *testing.T) {
 		t.Errorf("expire with no rules: %d %v", n, err)
 	}
 }
+
+func TestExpireObjects(t *testing.T) {
+	ctx := context.Background()
+	s, _ := newTestStore(t, 4, 2)
+	for _, b := range []string{"plain", "versioned"} {
+		mustBucket(t, s, b)
+		for _, k := range []string{"logs/a", "logs/b", "keep/c"} {
+			mustPut(t, s, b, k, []byte(k))
+		}
+		if err := s.SetLifecycle(ctx, b, []LifecycleRule{{ID: "old-logs", Prefix: "logs/", Enabled: true, ExpirationDays: 3}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := s.SetVersioning(ctx, "versioned", VersioningEnabled); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		at   time.Duration
+		want int
+	}{{0, 0}, {2 * 24 * time.Hour, 0}, {4 * 24 * time.Hour, 4}, {5 * 24 * time.Hour, 0}} {
+		n, err := s.ExpireObjects(ctx, time.Now().Add(tc.at))
+		if err != nil || n != tc.want {
+			t.Fatalf("at +%v: expired %d (%v), want %d", tc.at, n, err, tc.want)
+		}
+	}
+	for _, b := range []string{"plain", "versioned"} {
+		if _, err := s.Head(ctx, b, "logs/a", GetOptions{}); !errors.Is(err, ErrNoSuchKey) {
+			t.Errorf("%s/logs/a after expiry: %v", b, err)
+		}
+		if _, err := s.Head(ctx, b, "keep/c", GetOptions{}); err != nil {
+			t.Errorf("%s/keep/c: %v", b, err)
+		}
+	}
+	// In the versioned bucket the data stays reachable behind a delete marker.
+	page, err := s.ListVersions(ctx, "versioned", ListVersionsOptions{Prefix: "logs/a"})
+	if err != nil || len(page.Versions) != 2 || !page.Versions[0].DeleteMarker {
+		t.Fatalf("versions of logs/a: %+v %v", page.Versions, err)
+	}
+}
