@@ -2,9 +2,9 @@ package objstore
 
 import (
 	"context"
-	"maps"
 	"encoding/hex"
 	"io"
+	"maps"
 	"time"
 
 	"github.com/cairnstore/cairn/objstore/meta"
