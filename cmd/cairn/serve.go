@@ -9,10 +9,6 @@ import (
 	"net"
 	"net/http"
 	"time"
-
-	"github.com/gorilla/mux"
-
-	"github.com/cairnstore/cairn/frontends/health"
 )
 
 const (
@@ -85,8 +81,10 @@ func runServe(ctx context.Context, o serveOptions, d deps) (err error) {
 		}
 	}()
 
-	r := mux.NewRouter()
-	health.Register(r, health.Options{Ready: st.Ready})
+	r, err := newRouter(st, logger)
+	if err != nil {
+		return err
+	}
 
 	ln, err := (&net.ListenConfig{}).Listen(ctx, "tcp", o.Address)
 	if err != nil {

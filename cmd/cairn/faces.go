@@ -1,0 +1,85 @@
+package main
+
+import (
+	"net/http"
+	"os"
+	"strings"
+
+	"github.com/gorilla/mux"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+	"github.com/rs/zerolog"
+
+	"github.com/cairnstore/cairn/frontends/health"
+	"github.com/cairnstore/cairn/frontends/s3"
+	"github.com/cairnstore/cairn/objstore"
+)
+
+// Default root credentials, for a first `make run`; serve warns when they
+// are in use.
+const (
+	defaultRootUser     = "cairnadmin"
+	defaultRootPassword = "cairnadmin"
+)
+
+// rootCredentials reads CAIRN_ROOT_USER / CAIRN_ROOT_PASSWORD.
+func rootCredentials(log zerolog.Logger) (user, password string) {
+	user, password = os.Getenv("CAIRN_ROOT_USER"), os.Getenv("CAIRN_ROOT_PASSWORD")
+	if user == "" || password == "" {
+		log.Warn().Str("user", defaultRootUser).Msg("CAIRN_ROOT_USER / CAIRN_ROOT_PASSWORD not set: using the default root credentials; set them for anything but a trial")
+		return defaultRootUser, defaultRootPassword
+	}
+	return user, password
+}
+
+// domains are the host names for virtual-hosted-style S3 requests:
+// CAIRN_DOMAIN (comma-separated) plus localhost.
+func domains() []string {
+	out := []string{"localhost"}
+	for _, d := range strings.Split(os.Getenv("CAIRN_DOMAIN"), ",") {
+		if d = strings.TrimSpace(d); d != "" {
+			out = append(out, d)
+		}
+	}
+	return out
+}
+
+// unsigned matches requests that carry no S3 signature, so that
+// /health/* and /metrics never hide a bucket named health or metrics from
+// signed S3 requests.
+func unsigned(r *http.Request, _ *mux.RouteMatch) bool {
+	return r.Header.Get("Authorization") == "" && r.URL.Query().Get("X-Amz-Signature") == ""
+}
+
+// newRouter wires the HTTP faces on one router: health and metrics for
+// unsigned requests, then the S3 API for everything else.
+func newRouter(st *objstore.Store, log zerolog.Logger) (http.Handler, error) {
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	metrics, err := s3.NewMetrics(reg)
+	if err != nil {
+		return nil, err
+	}
+	user, password := rootCredentials(log)
+	s3srv, err := s3.New(st, s3.Options{
+		Secret: func(ak string) (string, bool) {
+			if ak == user {
+				return password, true
+			}
+			return "", false
+		},
+		Domains: domains(),
+		Logger:  log.With().Str("component", "s3").Logger(),
+		Metrics: metrics,
+	})
+	if err != nil {
+		return nil, err
+	}
+	r := mux.NewRouter()
+	r.SkipClean(true) // S3 keys may hold "//", "/./" and "/../"
+	health.Register(r.MatcherFunc(unsigned).Subrouter(), health.Options{Ready: st.Ready})
+	r.Handle("/metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{})).Methods(http.MethodGet).MatcherFunc(unsigned)
+	r.PathPrefix("/").Handler(s3srv)
+	return r, nil
+}

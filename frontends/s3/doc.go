@@ -1,0 +1,17 @@
+// Package s3 is Cairn's S3 face: the S3 REST API over objstore.Store on
+// the shared HTTP port, for aws-cli, boto3, the AWS SDKs, minio-go, rclone
+// and Spark's s3a.
+//
+// It owns request routing (path-style and virtual-hosted-style), the XML
+// bodies, S3 error responses (errors.go is the one place that maps store
+// and signature errors to S3 codes), request ids, the access log and the
+// S3 metrics. Signature checking and payload decoding live in the
+// sub-package sigv4.
+//
+// It may import objstore and its own sub-packages only: never another
+// face, never objstore's internals (meta, erasure, drive).
+//
+// Bodies stream both ways: a PUT body goes from the verifying sigv4 reader
+// straight into Store.Put, a GET body from the pinned ObjectReader to the
+// client; no object is ever held in memory.
+package s3

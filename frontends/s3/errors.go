@@ -1,0 +1,127 @@
+package s3
+
+import (
+	"context"
+	"encoding/xml"
+	"errors"
+	"fmt"
+	"net/http"
+
+	"github.com/cairnstore/cairn/frontends/s3/sigv4"
+	"github.com/cairnstore/cairn/objstore"
+)
+
+// APIError is an S3 error response: code, HTTP status and message.
+type APIError struct {
+	Code    string
+	Status  int
+	Message string
+}
+
+func (e *APIError) Error() string { return e.Code + ": " + e.Message }
+
+// apiErr builds an error for the face's own checks.
+func apiErr(code string, status int, format string, args ...any) *APIError {
+	return &APIError{Code: code, Status: status, Message: fmt.Sprintf(format, args...)}
+}
+
+// Errors the face raises itself.
+var (
+	errNotImplemented   = &APIError{"NotImplemented", http.StatusNotImplemented, "A header or query you provided implies functionality that is not implemented."}
+	errMethodNotAllowed = &APIError{"MethodNotAllowed", http.StatusMethodNotAllowed, "The specified method is not allowed against this resource."}
+	errMalformedXML     = &APIError{"MalformedXML", http.StatusBadRequest, "The XML you provided was not well-formed or did not validate against our published schema."}
+	errAccessDenied     = &APIError{"AccessDenied", http.StatusForbidden, "Access Denied."}
+	errMissingLength    = &APIError{"MissingContentLength", http.StatusLengthRequired, "You must provide the Content-Length HTTP header."}
+	errEntityTooLarge   = &APIError{"EntityTooLarge", http.StatusBadRequest, "Your proposed upload exceeds the maximum allowed object size."}
+	errInvalidDigest    = &APIError{"InvalidDigest", http.StatusBadRequest, "The Content-MD5 you specified is not valid."}
+	errNotModified      = &APIError{"NotModified", http.StatusNotModified, "Not Modified"}
+)
+
+// storeErrors maps every objstore sentinel; TestErrorTablesCoverSentinels
+// fails when one is missing.
+var storeErrors = []struct {
+	err error
+	api APIError
+}{
+	{objstore.ErrInvalidArgument, APIError{"InvalidArgument", 400, "Invalid argument."}},
+	{objstore.ErrInvalidBucketName, APIError{"InvalidBucketName", 400, "The specified bucket is not valid."}},
+	{objstore.ErrBucketExists, APIError{"BucketAlreadyOwnedByYou", 409, "Your previous request to create the named bucket succeeded and you already own it."}},
+	{objstore.ErrNoSuchBucket, APIError{"NoSuchBucket", 404, "The specified bucket does not exist."}},
+	{objstore.ErrBucketNotEmpty, APIError{"BucketNotEmpty", 409, "The bucket you tried to delete is not empty."}},
+	{objstore.ErrInvalidKey, APIError{"KeyTooLongError", 400, "Your key is too long."}},
+	{objstore.ErrNoSuchKey, APIError{"NoSuchKey", 404, "The specified key does not exist."}},
+	{objstore.ErrNoSuchVersion, APIError{"NoSuchVersion", 404, "The specified version does not exist."}},
+	{objstore.ErrDeleteMarker, APIError{"MethodNotAllowed", 405, "The specified method is not allowed against this resource."}},
+	{objstore.ErrPreconditionFailed, APIError{"PreconditionFailed", 412, "At least one of the pre-conditions you specified did not hold."}},
+	{objstore.ErrInvalidRange, APIError{"InvalidRange", 416, "The requested range is not satisfiable."}},
+	{objstore.ErrNoSuchUpload, APIError{"NoSuchUpload", 404, "The specified multipart upload does not exist. The upload ID might be invalid, or the multipart upload might have been aborted or completed."}},
+	{objstore.ErrInvalidPartNumber, APIError{"InvalidArgument", 400, "Part number must be an integer between 1 and 10000, inclusive."}},
+	{objstore.ErrInvalidPart, APIError{"InvalidPart", 400, "One or more of the specified parts could not be found. The part might not have been uploaded, or the specified entity tag might not have matched the part's entity tag."}},
+	{objstore.ErrInvalidPartOrder, APIError{"InvalidPartOrder", 400, "The list of parts was not in ascending order. The parts list must be specified in order by part number."}},
+	{objstore.ErrEntityTooSmall, APIError{"EntityTooSmall", 400, "Your proposed upload is smaller than the minimum allowed object size."}},
+	{objstore.ErrIncompleteBody, APIError{"IncompleteBody", 400, "You did not provide the number of bytes specified by the Content-Length HTTP header."}},
+	{objstore.ErrBadDigest, APIError{"BadDigest", 400, "The Content-MD5 you specified did not match what we received."}},
+	{objstore.ErrQuorumLost, APIError{"SlowDown", 503, "Not enough drives are available to serve the request safely; please retry."}},
+	{objstore.ErrDataCorrupt, APIError{"InternalError", 500, "The stored data could not be read back intact."}},
+	{objstore.ErrInternal, APIError{"InternalError", 500, "We encountered an internal error. Please try again."}},
+	{objstore.ErrClosed, APIError{"ServiceUnavailable", 503, "The server is shutting down."}},
+}
+
+// authErrors maps the signature sentinels.
+var authErrors = []struct {
+	err error
+	api APIError
+}{
+	{sigv4.ErrMissingAuth, APIError{"AccessDenied", 403, "Anonymous access is not allowed; sign the request."}},
+	{sigv4.ErrMalformedAuth, APIError{"AuthorizationHeaderMalformed", 400, "The authorization header or query is malformed."}},
+	{sigv4.ErrUnsupportedAlgorithm, APIError{"InvalidRequest", 400, "Please use AWS4-HMAC-SHA256."}},
+	{sigv4.ErrUnknownAccessKey, APIError{"InvalidAccessKeyId", 403, "The AWS Access Key Id you provided does not exist in our records."}},
+	{sigv4.ErrSignatureMismatch, APIError{"SignatureDoesNotMatch", 403, "The request signature we calculated does not match the signature you provided. Check your key and signing method."}},
+	{sigv4.ErrTimeSkewed, APIError{"RequestTimeTooSkewed", 403, "The difference between the request time and the current time is too large."}},
+	{sigv4.ErrExpired, APIError{"AccessDenied", 403, "Request has expired."}},
+	{sigv4.ErrContentSHA256Mismatch, APIError{"XAmzContentSHA256Mismatch", 400, "The provided 'x-amz-content-sha256' header does not match what was computed."}},
+	{sigv4.ErrChecksumMismatch, APIError{"BadDigest", 400, "The checksum you specified did not match the calculated checksum."}},
+	{sigv4.ErrInvalidChecksum, APIError{"InvalidRequest", 400, "The checksum header or trailer is not valid."}},
+	{sigv4.ErrMalformedChunk, APIError{"IncompleteBody", 400, "The chunked payload is malformed."}},
+	{sigv4.ErrIncompleteBody, APIError{"IncompleteBody", 400, "You did not provide the number of bytes specified by the Content-Length HTTP header."}},
+}
+
+// toAPIError is the one mapping from errors to S3 error responses.
+func toAPIError(err error) *APIError {
+	var api *APIError
+	if errors.As(err, &api) {
+		return api
+	}
+	var pe *objstore.PartError
+	if errors.As(err, &pe) {
+		err = pe.Err
+	}
+	for _, t := range [][]struct {
+		err error
+		api APIError
+	}{authErrors, storeErrors} {
+		for _, e := range t {
+			if errors.Is(err, e.err) {
+				a := e.api
+				return &a
+			}
+		}
+	}
+	switch {
+	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
+		return &APIError{"RequestTimeout", 400, "Your socket connection to the server was not read from or written to within the timeout period."}
+	}
+	return &APIError{"InternalError", 500, "We encountered an internal error. Please try again."}
+}
+
+// errorResponse is the S3 error XML body.
+type errorResponse struct {
+	XMLName    xml.Name `xml:"Error"`
+	Code       string   `xml:"Code"`
+	Message    string   `xml:"Message"`
+	Resource   string   `xml:"Resource,omitempty"`
+	BucketName string   `xml:"BucketName,omitempty"`
+	Key        string   `xml:"Key,omitempty"`
+	RequestID  string   `xml:"RequestId"`
+	HostID     string   `xml:"HostId"`
+}

@@ -1,0 +1,89 @@
+package s3
+
+import (
+	"errors"
+	"net/http"
+	"testing"
+	"time"
+
+	"github.com/cairnstore/cairn/objstore"
+)
+
+func TestParseRange(t *testing.T) {
+	for _, tc := range []struct {
+		spec          string
+		size          int64
+		start, length int64
+		ok            bool
+		err           error
+	}{
+		{"bytes=0-9", 100, 0, 10, true, nil},
+		{"bytes=90-", 100, 90, 10, true, nil},
+		{"bytes=-10", 100, 90, 10, true, nil},
+		{"bytes=-200", 100, 0, 100, true, nil},
+		{"bytes=50-500", 100, 50, 50, true, nil},
+		{"bytes=100-", 100, 0, 0, false, objstore.ErrInvalidRange},
+		{"bytes=-0", 100, 0, 0, false, objstore.ErrInvalidRange},
+		{"bytes=0-0", 0, 0, 0, false, objstore.ErrInvalidRange},
+		{"bytes=9-3", 100, 0, 0, false, nil},     // malformed: whole object
+		{"bytes=0-1,5-6", 100, 0, 0, false, nil}, // multiple ranges: whole object
+		{"items=0-1", 100, 0, 0, false, nil},
+		{"bytes=x-1", 100, 0, 0, false, nil},
+	} {
+		s, l, ok, err := parseRange(tc.spec, tc.size)
+		if !errors.Is(err, tc.err) || ok != tc.ok || (ok && (s != tc.start || l != tc.length)) {
+			t.Errorf("%q of %d: got %d+%d ok=%v err=%v", tc.spec, tc.size, s, l, ok, err)
+		}
+	}
+}
+
+func TestCopySource(t *testing.T) {
+	for _, tc := range []struct {
+		in                   string
+		bucket, key, version string
+		bad                  bool
+	}{
+		{"/b/k", "b", "k", "", false},
+		{"b/dir/k%20x", "b", "dir/k x", "", false},
+		{"/b/k?versionId=abc", "b", "k", "abc", false},
+		{"/b", "", "", "", true},
+		{"/b/k?foo=1", "", "", "", true},
+		{"/b/%zz", "", "", "", true},
+	} {
+		b, k, v, err := copySource(tc.in)
+		if (err != nil) != tc.bad || (!tc.bad && (b != tc.bucket || k != tc.key || v != tc.version)) {
+			t.Errorf("%q: %q %q %q %v", tc.in, b, k, v, err)
+		}
+	}
+}
+
+func TestCheckConditions(t *testing.T) {
+	mod := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	info := objstore.ObjectInfo{ETag: "abc", ModTime: mod}
+	before, after := mod.Add(-time.Hour).Format(http.TimeFormat), mod.Add(time.Hour).Format(http.TimeFormat)
+	for _, tc := range []struct {
+		h    map[string]string
+		want error
+	}{
+		{map[string]string{}, nil},
+		{map[string]string{"If-Match": `"abc"`}, nil},
+		{map[string]string{"If-Match": `"x"`}, objstore.ErrPreconditionFailed},
+		{map[string]string{"If-None-Match": `"abc"`}, errNotModified},
+		{map[string]string{"If-None-Match": `"x", "abc"`}, errNotModified},
+		{map[string]string{"If-Modified-Since": after}, errNotModified},
+		{map[string]string{"If-Modified-Since": before}, nil},
+		{map[string]string{"If-Unmodified-Since": before}, objstore.ErrPreconditionFailed},
+		// S3: If-Match true wins over If-Unmodified-Since false.
+		{map[string]string{"If-Match": `"abc"`, "If-Unmodified-Since": before}, nil},
+		// If-None-Match false wins over If-Modified-Since true... and 304.
+		{map[string]string{"If-None-Match": `"x"`, "If-Modified-Since": after}, nil},
+	} {
+		r, _ := http.NewRequest(http.MethodGet, "http://h/b/k", nil)
+		for k, v := range tc.h {
+			r.Header.Set(k, v)
+		}
+		if err := checkConditions(r, info); !errors.Is(err, tc.want) {
+			t.Errorf("%v: got %v, want %v", tc.h, err, tc.want)
+		}
+	}
+}

@@ -1,0 +1,225 @@
+package s3
+
+import (
+	"net/http"
+	"strconv"
+	"strings"
+
+	"github.com/cairnstore/cairn/objstore"
+)
+
+func (s *Server) createMultipartUpload(w *recorder, req *request) error {
+	meta, err := metaFromRequest(req.Header)
+	if err != nil {
+		return err
+	}
+	id, err := s.store.CreateMultipartUpload(req.Context(), req.bucket, req.key, objstore.PutOptions{
+		ContentType: req.Header.Get("Content-Type"), Meta: meta})
+	if err != nil {
+		return err
+	}
+	return writeXML(w, initiateMultipartUploadResult{NS: s3NS, Bucket: req.bucket, Key: req.key, UploadID: id})
+}
+
+func partNumber(req *request) (int, error) {
+	n, err := strconv.Atoi(req.URL.Query().Get("partNumber"))
+	if err != nil {
+		return 0, objstore.ErrInvalidPartNumber
+	}
+	return n, nil
+}
+
+func (s *Server) uploadPart(w *recorder, req *request) error {
+	n, err := partNumber(req)
+	if err != nil {
+		return err
+	}
+	body, size, err := bodyOf(req)
+	if err != nil {
+		return err
+	}
+	if size > 5<<30 {
+		return errEntityTooLarge
+	}
+	md5sum, err := contentMD5(req.Header)
+	if err != nil {
+		return err
+	}
+	p, err := s.store.PutPart(req.Context(), req.bucket, req.key, req.URL.Query().Get("uploadId"), n, body, size, md5sum)
+	if err != nil {
+		return err
+	}
+	w.Header().Set("ETag", quote(p.ETag))
+	if algo, v, ok := req.body.Checksum(); ok {
+		w.Header().Set("x-amz-checksum-"+algo, v)
+	}
+	w.WriteHeader(http.StatusOK)
+	return nil
+}
+
+func (s *Server) uploadPartCopy(w *recorder, req *request) error {
+	n, err := partNumber(req)
+	if err != nil {
+		return err
+	}
+	sb, sk, sv, err := copySource(req.Header.Get("x-amz-copy-source"))
+	if err != nil {
+		return err
+	}
+	if s.opt.Authorize != nil && !s.opt.Authorize(req.auth.AccessKey, "s3:GetObject", resource(sb, sk)) {
+		return errAccessDenied
+	}
+	start, length := int64(0), int64(-1)
+	if rng := req.Header.Get("x-amz-copy-source-range"); rng != "" {
+		if start, length, err = sourceRange(rng); err != nil {
+			return err
+		}
+	}
+	if im := req.Header.Get("x-amz-copy-source-if-match"); im != "" || req.Header.Get("x-amz-copy-source-if-none-match") != "" {
+		info, err := s.store.Head(req.Context(), sb, sk, objstore.GetOptions{VersionID: sv})
+		if err != nil {
+			return err
+		}
+		if im != "" && !etagMatches(im, info.ETag) {
+			return objstore.ErrPreconditionFailed
+		}
+		if inm := req.Header.Get("x-amz-copy-source-if-none-match"); inm != "" && etagMatches(inm, info.ETag) {
+			return objstore.ErrPreconditionFailed
+		}
+	}
+	if err := s.checkCopySourceTimes(req, sb, sk, sv); err != nil {
+		return err
+	}
+	p, err := s.store.CopyPart(req.Context(), req.bucket, req.key, req.URL.Query().Get("uploadId"), n, sb, sk, sv, start, length)
+	if err != nil {
+		return err
+	}
+	if sv != "" {
+		w.Header().Set("x-amz-copy-source-version-id", sv)
+	}
+	return writeXML(w, copyPartResult{NS: s3NS, LastModified: iso8601(p.ModTime), ETag: quote(p.ETag)})
+}
+
+func (s *Server) completeMultipartUpload(w *recorder, req *request) error {
+	var c completeMultipartUpload
+	if err := decodeXML(req, &c, false); err != nil {
+		return err
+	}
+	parts := make([]objstore.CompletePart, 0, len(c.Parts))
+	for _, p := range c.Parts {
+		parts = append(parts, objstore.CompletePart{Number: p.PartNumber, ETag: p.ETag})
+	}
+	info, err := s.store.CompleteMultipartUpload(req.Context(), req.bucket, req.key, req.URL.Query().Get("uploadId"), parts,
+		objstore.PutOptions{IfMatch: req.Header.Get("If-Match"), IfNoneMatch: req.Header.Get("If-None-Match")})
+	if err != nil {
+		return err
+	}
+	if info.VersionID != objstore.NullVersion {
+		w.Header().Set("x-amz-version-id", info.VersionID)
+	}
+	loc := "http://" + req.Host + "/" + req.bucket + "/" + req.key
+	return writeXML(w, completeMultipartUploadResult{NS: s3NS, Location: loc, Bucket: req.bucket, Key: req.key, ETag: quote(info.ETag)})
+}
+
+func (s *Server) abortMultipartUpload(w *recorder, req *request) error {
+	if err := s.store.AbortMultipartUpload(req.Context(), req.bucket, req.key, req.URL.Query().Get("uploadId")); err != nil {
+		return err
+	}
+	w.WriteHeader(http.StatusNoContent)
+	return nil
+}
+
+func (s *Server) listParts(w *recorder, req *request) error {
+	q := req.URL.Query()
+	max, err := maxKeysParam(q.Get("max-parts"))
+	if err != nil {
+		return err
+	}
+	marker := 0
+	if v := q.Get("part-number-marker"); v != "" {
+		if marker, err = strconv.Atoi(v); err != nil || marker < 0 {
+			return apiErr("InvalidArgument", 400, "Provided part-number-marker not an integer or within integer range.")
+		}
+	}
+	res := listPartsResult{NS: s3NS, Bucket: req.bucket, Key: req.key, UploadID: q.Get("uploadId"),
+		Initiator: s.owner(req), Owner: s.owner(req), StorageClass: "STANDARD", PartNumberMarker: marker, MaxParts: max}
+	if max == 0 {
+		max = 1 // S3 answers max-parts=0 with an empty, truncated page; keep it simple
+	}
+	parts, truncated, err := s.store.ListParts(req.Context(), req.bucket, req.key, q.Get("uploadId"), marker, max)
+	if err != nil {
+		return err
+	}
+	res.IsTruncated = truncated
+	for _, p := range parts {
+		res.Parts = append(res.Parts, partItem{PartNumber: p.Number, LastModified: iso8601(p.ModTime), ETag: quote(p.ETag), Size: p.Size})
+		res.NextPartNumberMarker = p.Number
+	}
+	return writeXML(w, res)
+}
+
+// listMultipartUploads lists uploads by key and upload id, rolling keys up
+// to the delimiter into common prefixes.
+func (s *Server) listMultipartUploads(w *recorder, req *request) error {
+	q := req.URL.Query()
+	max, err := maxKeysParam(q.Get("max-uploads"))
+	if err != nil {
+		return err
+	}
+	e, err := newEncoder(q.Get("encoding-type"))
+	if err != nil {
+		return err
+	}
+	prefix, delim := q.Get("prefix"), q.Get("delimiter")
+	res := listMultipartUploadsResult{NS: s3NS, Bucket: req.bucket, KeyMarker: e.enc(q.Get("key-marker")),
+		UploadIDMarker: q.Get("upload-id-marker"), Prefix: e.enc(prefix), Delimiter: e.enc(delim), MaxUploads: max, EncodingType: e.name()}
+	opt := objstore.ListUploadsOptions{Prefix: prefix, KeyMarker: q.Get("key-marker"), UploadIDMarker: q.Get("upload-id-marker"), MaxUploads: maxList}
+	if opt.UploadIDMarker != "" && opt.KeyMarker == "" {
+		opt.UploadIDMarker = ""
+	}
+	lastCP := ""
+	count := 0
+	for {
+		ups, truncated, err := s.store.ListMultipartUploads(req.Context(), req.bucket, opt)
+		if err != nil {
+			return err
+		}
+		for _, u := range ups {
+			if delim != "" {
+				if i := strings.Index(u.Key[len(prefix):], delim); i >= 0 {
+					cp := u.Key[:len(prefix)+i+len(delim)]
+					if cp == lastCP || cp <= q.Get("key-marker") && strings.HasPrefix(q.Get("key-marker"), cp) {
+						continue
+					}
+					if count == max {
+						res.IsTruncated = true
+						return writeXML(w, res)
+					}
+					lastCP = cp
+					res.CommonPrefixes = append(res.CommonPrefixes, commonPrefix{Prefix: e.enc(cp)})
+					res.NextKeyMarker, res.NextUploadIDMarker = e.enc(cp), ""
+					count++
+					continue
+				}
+			}
+			if count == max {
+				res.IsTruncated = true
+				return writeXML(w, res)
+			}
+			own := s.owner(req)
+			res.Uploads = append(res.Uploads, uploadItem{Key: e.enc(u.Key), UploadID: u.UploadID, Initiator: own, Owner: own,
+				StorageClass: "STANDARD", Initiated: iso8601(u.Initiated)})
+			res.NextKeyMarker, res.NextUploadIDMarker = e.enc(u.Key), u.UploadID
+			count++
+		}
+		if !truncated || len(ups) == 0 {
+			break
+		}
+		last := ups[len(ups)-1]
+		opt.KeyMarker, opt.UploadIDMarker = last.Key, last.UploadID
+	}
+	if !res.IsTruncated {
+		res.NextKeyMarker, res.NextUploadIDMarker = "", ""
+	}
+	return writeXML(w, res)
+}

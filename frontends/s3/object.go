@@ -1,0 +1,396 @@
+package s3
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+
+	"github.com/cairnstore/cairn/objstore"
+)
+
+func urlUnescape(s string) (string, error) { return url.PathUnescape(s) }
+
+// maxObjectSize is S3's largest single PUT.
+const maxObjectSize = 5 << 40
+
+// exactBody reads exactly size bytes of the request body and then reads
+// once more, so that the verifying sigv4 reader reaches its end (and
+// checks payload hashes, chunk signatures and trailing checksums) before
+// the store sees the last byte: a bad payload then fails the write before
+// anything is committed.
+type exactBody struct {
+	r         io.Reader
+	remaining int64
+}
+
+func (b *exactBody) Read(p []byte) (int, error) {
+	if b.remaining <= 0 {
+		return 0, io.EOF
+	}
+	if int64(len(p)) > b.remaining {
+		p = p[:b.remaining]
+	}
+	n, err := b.r.Read(p)
+	b.remaining -= int64(n)
+	if err == io.EOF {
+		if b.remaining > 0 {
+			return n, objstore.ErrIncompleteBody
+		}
+		return n, io.EOF
+	}
+	if err != nil {
+		return n, err
+	}
+	if b.remaining == 0 {
+		var one [1]byte
+		m, err := b.r.Read(one[:])
+		for m == 0 && err == nil {
+			m, err = b.r.Read(one[:])
+		}
+		switch {
+		case m > 0:
+			return n, fmt.Errorf("%w: body longer than declared", objstore.ErrIncompleteBody)
+		case err != io.EOF:
+			return n, err
+		}
+		return n, io.EOF
+	}
+	return n, nil
+}
+
+// bodyOf returns the request body limited to its declared size.
+func bodyOf(req *request) (io.Reader, int64, error) {
+	if req.body == nil {
+		return http.NoBody, 0, nil
+	}
+	size := req.body.Size()
+	if size < 0 {
+		return nil, 0, errMissingLength
+	}
+	if size > maxObjectSize {
+		return nil, 0, errEntityTooLarge
+	}
+	return &exactBody{r: req.body, remaining: size}, size, nil
+}
+
+func (s *Server) putObject(w *recorder, req *request) error {
+	body, size, err := bodyOf(req)
+	if err != nil {
+		return err
+	}
+	md5sum, err := contentMD5(req.Header)
+	if err != nil {
+		return err
+	}
+	meta, err := metaFromRequest(req.Header)
+	if err != nil {
+		return err
+	}
+	opt := objstore.PutOptions{
+		ContentType: req.Header.Get("Content-Type"),
+		Meta:        meta,
+		IfMatch:     req.Header.Get("If-Match"),
+		IfNoneMatch: req.Header.Get("If-None-Match"),
+		ContentMD5:  md5sum,
+		FinalMeta:   s.finalChecksum(req),
+	}
+	if opt.IfNoneMatch != "" && opt.IfNoneMatch != "*" {
+		return apiErr("NotImplemented", 501, "If-None-Match on PUT supports only *.")
+	}
+	info, err := s.store.Put(req.Context(), req.bucket, req.key, body, size, opt)
+	if err != nil {
+		return err
+	}
+	w.Header().Set("ETag", quote(info.ETag))
+	if info.VersionID != objstore.NullVersion {
+		w.Header().Set("x-amz-version-id", info.VersionID)
+	}
+	for k, v := range info.Meta {
+		if strings.HasPrefix(k, "x-amz-checksum-") {
+			w.Header().Set(k, v)
+		}
+	}
+	w.WriteHeader(http.StatusOK)
+	return nil
+}
+
+// finalChecksum stores the checksum the client sent (header or trailer),
+// verified by the sigv4 reader, once the body has been read.
+func (s *Server) finalChecksum(req *request) func(map[string]string) {
+	if req.body == nil {
+		return nil
+	}
+	return func(m map[string]string) {
+		if algo, v, ok := req.body.Checksum(); ok {
+			m["x-amz-checksum-"+algo] = v
+		}
+	}
+}
+
+func (s *Server) headObject(w *recorder, req *request) error {
+	return s.serveObject(w, req, false)
+}
+
+func (s *Server) getObject(w *recorder, req *request) error {
+	return s.serveObject(w, req, true)
+}
+
+func (s *Server) serveObject(w *recorder, req *request, withBody bool) error {
+	q := req.URL.Query()
+	r, err := s.store.Open(req.Context(), req.bucket, req.key, objstore.GetOptions{VersionID: q.Get("versionId")})
+	if err != nil {
+		return s.objectError(w, req, err)
+	}
+	defer func() { _ = r.Close() }()
+	info := r.Info()
+	if err := checkConditions(req.Request, info); err != nil {
+		if errors.Is(err, errNotModified) {
+			w.Header().Set("ETag", quote(info.ETag))
+			w.Header().Set("Last-Modified", info.ModTime.UTC().Format(http.TimeFormat))
+		}
+		return err
+	}
+	start, length, partial := int64(0), info.Size, false
+	if pn := q.Get("partNumber"); pn != "" {
+		n, err := strconv.Atoi(pn)
+		if err != nil || n < 1 || n > objstore.MaxPartNumber {
+			return apiErr("InvalidArgument", 400, "Part number must be an integer between 1 and 10000, inclusive.")
+		}
+		switch {
+		case info.PartsCount == 0 && n == 1:
+		case n > info.PartsCount:
+			return objstore.ErrInvalidRange
+		default:
+			for _, sz := range info.PartSizes[:n-1] {
+				start += sz
+			}
+			length, partial = info.PartSizes[n-1], true
+		}
+	} else if rng := req.Header.Get("Range"); rng != "" {
+		st, ln, ok, err := parseRange(rng, info.Size)
+		if err != nil {
+			w.Header().Set("Content-Range", "bytes */"+fmtInt(info.Size))
+			return err
+		}
+		if ok {
+			start, length, partial = st, ln, true
+		}
+	}
+	writeObjectHeaders(w, req.Request, info)
+	w.Header().Set("Content-Length", fmtInt(length))
+	status := http.StatusOK
+	if partial {
+		w.Header().Set("Content-Range", fmt.Sprintf("bytes %d-%d/%d", start, start+length-1, info.Size))
+		status = http.StatusPartialContent
+	}
+	w.WriteHeader(status)
+	if !withBody || length == 0 {
+		return nil
+	}
+	buf := make([]byte, 1<<20)
+	_, err = io.CopyBuffer(w, io.NewSectionReader(r, start, length), buf)
+	return err
+}
+
+// objectError adds the delete-marker headers S3 sends with 404/405.
+func (s *Server) objectError(w *recorder, req *request, err error) error {
+	if errors.Is(err, objstore.ErrDeleteMarker) {
+		w.Header().Set("x-amz-delete-marker", "true")
+		if v := req.URL.Query().Get("versionId"); v != "" {
+			w.Header().Set("x-amz-version-id", v)
+		}
+		if req.URL.Query().Get("versionId") == "" {
+			return objstore.ErrNoSuchKey
+		}
+	}
+	return err
+}
+
+func (s *Server) deleteObject(w *recorder, req *request) error {
+	res, err := s.store.Delete(req.Context(), req.bucket, req.key, objstore.DeleteOptions{
+		VersionID: req.URL.Query().Get("versionId"),
+		IfMatch:   req.Header.Get("If-Match"),
+	})
+	if err != nil {
+		return err
+	}
+	if res.DeleteMarker {
+		w.Header().Set("x-amz-delete-marker", "true")
+	}
+	if res.VersionID != "" {
+		w.Header().Set("x-amz-version-id", res.VersionID)
+	}
+	w.WriteHeader(http.StatusNoContent)
+	return nil
+}
+
+func (s *Server) deleteObjects(w *recorder, req *request) error {
+	var d deleteRequest
+	if err := decodeXML(req, &d, false); err != nil {
+		return err
+	}
+	if len(d.Objects) == 0 || len(d.Objects) > 1000 {
+		return errMalformedXML
+	}
+	res := deleteResult{NS: s3NS}
+	for _, o := range d.Objects {
+		if s.opt.Authorize != nil && !s.opt.Authorize(req.auth.AccessKey, "s3:DeleteObject", resource(req.bucket, o.Key)) {
+			res.Errors = append(res.Errors, deleteError{Key: o.Key, VersionID: o.VersionID, Code: errAccessDenied.Code, Message: errAccessDenied.Message})
+			continue
+		}
+		r, err := s.store.Delete(req.Context(), req.bucket, o.Key, objstore.DeleteOptions{VersionID: o.VersionID})
+		if err != nil {
+			if errors.Is(err, objstore.ErrNoSuchVersion) && o.VersionID != "" {
+				err = nil // S3 reports deleting an absent version as success
+			}
+		}
+		if err != nil {
+			api := toAPIError(err)
+			res.Errors = append(res.Errors, deleteError{Key: o.Key, VersionID: o.VersionID, Code: api.Code, Message: api.Message})
+			continue
+		}
+		if d.Quiet {
+			continue
+		}
+		item := deletedItem{Key: o.Key, VersionID: o.VersionID}
+		if r.DeleteMarker {
+			item.DeleteMarker = true
+			if o.VersionID == "" {
+				item.DeleteMarkerVersionID = r.VersionID
+			}
+		}
+		res.Deleted = append(res.Deleted, item)
+	}
+	return writeXML(w, res)
+}
+
+func (s *Server) copyObject(w *recorder, req *request) error {
+	sb, sk, sv, err := copySource(req.Header.Get("x-amz-copy-source"))
+	if err != nil {
+		return err
+	}
+	if s.opt.Authorize != nil && !s.opt.Authorize(req.auth.AccessKey, "s3:GetObject", resource(sb, sk)) {
+		return errAccessDenied
+	}
+	opt := objstore.CopyOptions{
+		SrcVersionID:   sv,
+		SrcIfMatch:     req.Header.Get("x-amz-copy-source-if-match"),
+		SrcIfNoneMatch: req.Header.Get("x-amz-copy-source-if-none-match"),
+		IfMatch:        req.Header.Get("If-Match"),
+		IfNoneMatch:    req.Header.Get("If-None-Match"),
+	}
+	switch d := req.Header.Get("x-amz-metadata-directive"); d {
+	case "", "COPY":
+	case "REPLACE":
+		meta, err := metaFromRequest(req.Header)
+		if err != nil {
+			return err
+		}
+		opt.ReplaceMeta, opt.ContentType, opt.Meta = true, req.Header.Get("Content-Type"), meta
+	default:
+		return apiErr("InvalidArgument", 400, "Unknown metadata directive %q.", d)
+	}
+	if sb == req.bucket && sk == req.key && sv == "" && !opt.ReplaceMeta {
+		return apiErr("InvalidRequest", 400, "This copy request is illegal because it is trying to copy an object to itself without changing the object's metadata, storage class, website redirect location or encryption attributes.")
+	}
+	if err := s.checkCopySourceTimes(req, sb, sk, sv); err != nil {
+		return err
+	}
+	info, err := s.store.Copy(req.Context(), sb, sk, req.bucket, req.key, opt)
+	if err != nil {
+		if errors.Is(err, objstore.ErrDeleteMarker) {
+			return objstore.ErrNoSuchKey
+		}
+		return err
+	}
+	if sv != "" {
+		w.Header().Set("x-amz-copy-source-version-id", sv)
+	}
+	if info.VersionID != objstore.NullVersion {
+		w.Header().Set("x-amz-version-id", info.VersionID)
+	}
+	return writeXML(w, copyObjectResult{NS: s3NS, LastModified: iso8601(info.ModTime), ETag: quote(info.ETag)})
+}
+
+// checkCopySourceTimes applies x-amz-copy-source-if-(un)modified-since.
+func (s *Server) checkCopySourceTimes(req *request, bucket, key, version string) error {
+	ms, ok1 := httpTime(req.Header.Get("x-amz-copy-source-if-modified-since"))
+	us, ok2 := httpTime(req.Header.Get("x-amz-copy-source-if-unmodified-since"))
+	if !ok1 && !ok2 {
+		return nil
+	}
+	info, err := s.store.Head(req.Context(), bucket, key, objstore.GetOptions{VersionID: version})
+	if err != nil {
+		return err
+	}
+	mod := info.ModTime.Truncate(1e9)
+	if ok1 && !mod.After(ms) && req.Header.Get("x-amz-copy-source-if-none-match") == "" {
+		return objstore.ErrPreconditionFailed
+	}
+	if ok2 && mod.After(us) && req.Header.Get("x-amz-copy-source-if-match") == "" {
+		return objstore.ErrPreconditionFailed
+	}
+	return nil
+}
+
+// renameObject is S3 Express RenameObject: PUT /key?renameObject with
+// x-amz-rename-source naming the source key in the same bucket. It is the
+// store's atomic rename: no byte moves.
+func (s *Server) renameObject(w *recorder, req *request) error {
+	src := req.Header.Get("x-amz-rename-source")
+	if src == "" {
+		return apiErr("InvalidArgument", 400, "x-amz-rename-source is required.")
+	}
+	src, err := urlUnescape(strings.TrimPrefix(src, "/"))
+	if err != nil {
+		return apiErr("InvalidArgument", 400, "x-amz-rename-source is not valid.")
+	}
+	if b, k, ok := strings.Cut(src, "/"); ok && b == req.bucket {
+		src = k
+	}
+	err = s.store.Rename(req.Context(), req.bucket, src, req.key, objstore.RenameOptions{
+		IfMatch:     req.Header.Get("x-amz-rename-source-if-match"),
+		IfNoneMatch: req.Header.Get("If-None-Match"),
+		DestIfMatch: req.Header.Get("If-Match"),
+	})
+	if err != nil {
+		return err
+	}
+	w.WriteHeader(http.StatusOK)
+	return nil
+}
+
+func (s *Server) getObjectAttributes(w *recorder, req *request) error {
+	info, err := s.store.Head(req.Context(), req.bucket, req.key, objstore.GetOptions{VersionID: req.URL.Query().Get("versionId")})
+	if err != nil {
+		return s.objectError(w, req, err)
+	}
+	want := map[string]bool{}
+	for _, a := range strings.Split(req.Header.Get("x-amz-object-attributes"), ",") {
+		want[strings.TrimSpace(a)] = true
+	}
+	res := getObjectAttributesResponse{NS: s3NS}
+	if want["ETag"] {
+		res.ETag = info.ETag
+	}
+	if want["ObjectSize"] {
+		res.ObjectSize = &info.Size
+	}
+	if want["StorageClass"] {
+		res.StorageClass = "STANDARD"
+	}
+	if want["ObjectParts"] && info.PartsCount > 0 {
+		res.ObjectParts = &struct {
+			TotalPartsCount int `xml:"TotalPartsCount"`
+		}{info.PartsCount}
+	}
+	w.Header().Set("Last-Modified", info.ModTime.UTC().Format(http.TimeFormat))
+	if info.VersionID != objstore.NullVersion {
+		w.Header().Set("x-amz-version-id", info.VersionID)
+	}
+	return writeXML(w, res)
+}

@@ -1,0 +1,248 @@
+package s3
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/xml"
+	"fmt"
+	"net"
+	"net/http"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"github.com/rs/zerolog"
+
+	"github.com/cairnstore/cairn/frontends/s3/sigv4"
+	"github.com/cairnstore/cairn/objstore"
+)
+
+// Options configure the S3 face. Only cmd/ fills them.
+type Options struct {
+	// Secret returns the secret key of an access key (false: unknown).
+	Secret func(accessKey string) (string, bool)
+	// Authorize decides whether accessKey may perform action (an IAM
+	// action name such as "s3:GetObject") on the resource
+	// ("arn:aws:s3:::bucket" or "arn:aws:s3:::bucket/key"); nil allows
+	// every authenticated request.
+	Authorize func(accessKey, action, resource string) bool
+	// Domains are the host names under which virtual-hosted-style
+	// requests arrive (bucket.domain); path-style always works.
+	Domains []string
+	// Region is reported by GetBucketLocation; empty means us-east-1.
+	Region string
+	// Logger receives one access log line per request.
+	Logger zerolog.Logger
+	// Metrics records request counts and latencies; nil disables them.
+	Metrics *Metrics
+}
+
+// Server serves the S3 API. Build it with New.
+type Server struct {
+	store    *objstore.Store
+	opt      Options
+	verifier *sigv4.Verifier
+	reqSeq   atomic.Uint64
+	hostID   string
+}
+
+// New returns an S3 server over store.
+func New(store *objstore.Store, opt Options) (*Server, error) {
+	if opt.Secret == nil {
+		return nil, fmt.Errorf("s3: no credential lookup")
+	}
+	if opt.Region == "" {
+		opt.Region = "us-east-1"
+	}
+	var id [8]byte
+	_, _ = rand.Read(id[:])
+	return &Server{
+		store:    store,
+		opt:      opt,
+		verifier: &sigv4.Verifier{Secret: opt.Secret, Services: []string{"s3"}},
+		hostID:   hex.EncodeToString(id[:]),
+	}, nil
+}
+
+// request is one S3 request being served.
+type request struct {
+	*http.Request
+	id     string
+	bucket string
+	key    string
+	auth   sigv4.Auth
+	body   *sigv4.Body
+	api    string // operation name, for logs and metrics
+}
+
+// ServeHTTP implements http.Handler.
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	start := time.Now()
+	rw := &recorder{ResponseWriter: w, status: http.StatusOK}
+	req := &request{Request: r, id: s.requestID()}
+	rw.Header().Set("x-amz-request-id", req.id)
+	rw.Header().Set("x-amz-id-2", s.hostID)
+	rw.Header().Set("Server", "Cairn")
+	req.bucket, req.key = s.resolve(r)
+	err := s.serve(rw, req)
+	if err != nil {
+		s.writeError(rw, req, err)
+	}
+	s.logRequest(req, rw, start, err)
+}
+
+func (s *Server) serve(w *recorder, req *request) error {
+	h, api := s.route(req)
+	req.api = api
+	auth, body, err := s.verifier.Verify(req.Request)
+	if err != nil {
+		return err
+	}
+	req.auth, req.body = auth, body
+	if body != nil {
+		defer func() { _ = body.Close() }()
+	}
+	if h == nil {
+		return api2err(api)
+	}
+	if s.opt.Authorize != nil && !s.opt.Authorize(auth.AccessKey, "s3:"+action(api), resource(req.bucket, req.key)) {
+		return errAccessDenied
+	}
+	return h(w, req)
+}
+
+func api2err(api string) error {
+	if api == "MethodNotAllowed" {
+		return errMethodNotAllowed
+	}
+	return errNotImplemented
+}
+
+func resource(bucket, key string) string {
+	switch {
+	case bucket == "":
+		return "arn:aws:s3:::*"
+	case key == "":
+		return "arn:aws:s3:::" + bucket
+	}
+	return "arn:aws:s3:::" + bucket + "/" + key
+}
+
+// resolve finds bucket and key, virtual-hosted-style when the host is a
+// subdomain of a configured domain, path-style otherwise.
+func (s *Server) resolve(r *http.Request) (bucket, key string) {
+	host := r.Host
+	if h, _, err := net.SplitHostPort(host); err == nil {
+		host = h
+	}
+	path := r.URL.Path
+	for _, d := range s.opt.Domains {
+		if b, ok := strings.CutSuffix(host, "."+d); ok && b != "" {
+			return b, strings.TrimPrefix(path, "/")
+		}
+	}
+	path = strings.TrimPrefix(path, "/")
+	bucket, key, _ = strings.Cut(path, "/")
+	return bucket, key
+}
+
+func (s *Server) requestID() string {
+	return fmt.Sprintf("%s%08X", strings.ToUpper(s.hostID[:8]), s.reqSeq.Add(1))
+}
+
+// writeError sends err as S3 error XML (headers only for HEAD).
+func (s *Server) writeError(w *recorder, req *request, err error) {
+	api := toAPIError(err)
+	if w.wrote {
+		return // the body had started: nothing sane to add
+	}
+	if api.Status == http.StatusNotModified {
+		w.WriteHeader(http.StatusNotModified)
+		return
+	}
+	w.Header().Set("Content-Type", "application/xml")
+	w.Header().Del("Content-Length")
+	w.Header().Del("ETag")
+	w.Header().Del("Last-Modified")
+	w.WriteHeader(api.Status)
+	if req.Method == http.MethodHead {
+		return
+	}
+	res := errorResponse{Code: api.Code, Message: api.Message, Resource: req.URL.Path,
+		BucketName: req.bucket, Key: req.key, RequestID: req.id, HostID: s.hostID}
+	_, _ = w.Write([]byte(xml.Header))
+	_ = xml.NewEncoder(w).Encode(res)
+}
+
+func (s *Server) logRequest(req *request, w *recorder, start time.Time, err error) {
+	d := time.Since(start)
+	if s.opt.Metrics != nil {
+		code := ""
+		if err != nil {
+			code = toAPIError(err).Code
+		}
+		s.opt.Metrics.observe(req.api, w.status, d, req.bodyBytes(), w.bytes, code)
+	}
+	ev := s.opt.Logger.Info()
+	if w.status >= 500 {
+		ev = s.opt.Logger.Error()
+	}
+	ev = ev.Str("rid", req.id).Str("api", req.api).Str("method", req.Method).
+		Str("bucket", req.bucket).Str("key", req.key).Int("status", w.status).
+		Int64("out", w.bytes).Dur("dur", d).Str("remote", req.RemoteAddr)
+	if req.auth.AccessKey != "" {
+		ev = ev.Str("user", req.auth.AccessKey)
+	}
+	if err != nil && w.status >= 400 {
+		ev = ev.Str("error", err.Error())
+	}
+	ev.Msg("s3")
+}
+
+func (r *request) bodyBytes() int64 {
+	if r.body == nil {
+		return 0
+	}
+	return r.body.Size()
+}
+
+// recorder remembers the status and counts the bytes written.
+type recorder struct {
+	http.ResponseWriter
+	status int
+	bytes  int64
+	wrote  bool
+}
+
+func (r *recorder) WriteHeader(code int) {
+	if r.wrote {
+		return
+	}
+	r.status, r.wrote = code, true
+	r.ResponseWriter.WriteHeader(code)
+}
+
+func (r *recorder) Write(p []byte) (int, error) {
+	if !r.wrote {
+		r.WriteHeader(http.StatusOK)
+	}
+	n, err := r.ResponseWriter.Write(p)
+	r.bytes += int64(n)
+	return n, err
+}
+
+// Flush lets streamed responses reach the client.
+func (r *recorder) Flush() {
+	if f, ok := r.ResponseWriter.(http.Flusher); ok {
+		f.Flush()
+	}
+}
+
+// writeXML sends v as an XML body with status 200.
+func writeXML(w http.ResponseWriter, v any) error {
+	w.Header().Set("Content-Type", "application/xml")
+	if _, err := w.Write([]byte(xml.Header)); err != nil {
+		return err
+	}
+	return xml.NewEncoder(w).Encode(v)
+}

@@ -1,0 +1,264 @@
+package s3
+
+import (
+	"encoding/xml"
+	"time"
+)
+
+// The XML bodies of the S3 API, request and response.
+
+const s3NS = "http://s3.amazonaws.com/doc/2006-03-01/"
+
+// iso8601 is how S3 writes times in XML bodies.
+func iso8601(t time.Time) string { return t.UTC().Format("2006-01-02T15:04:05.000Z") }
+
+type owner struct {
+	ID          string `xml:"ID"`
+	DisplayName string `xml:"DisplayName"`
+}
+
+type listAllMyBucketsResult struct {
+	XMLName xml.Name     `xml:"ListAllMyBucketsResult"`
+	NS      string       `xml:"xmlns,attr"`
+	Owner   owner        `xml:"Owner"`
+	Buckets []bucketItem `xml:"Buckets>Bucket"`
+}
+
+type bucketItem struct {
+	Name         string `xml:"Name"`
+	CreationDate string `xml:"CreationDate"`
+}
+
+type createBucketConfiguration struct {
+	XMLName            xml.Name `xml:"CreateBucketConfiguration"`
+	LocationConstraint string   `xml:"LocationConstraint"`
+}
+
+type locationConstraint struct {
+	XMLName xml.Name `xml:"LocationConstraint"`
+	NS      string   `xml:"xmlns,attr"`
+	Region  string   `xml:",chardata"`
+}
+
+type versioningConfiguration struct {
+	XMLName   xml.Name `xml:"VersioningConfiguration"`
+	NS        string   `xml:"xmlns,attr,omitempty"`
+	Status    string   `xml:"Status,omitempty"`
+	MfaDelete string   `xml:"MfaDelete,omitempty"`
+}
+
+type lifecycleConfiguration struct {
+	XMLName xml.Name        `xml:"LifecycleConfiguration"`
+	NS      string          `xml:"xmlns,attr,omitempty"`
+	Rules   []lifecycleRule `xml:"Rule"`
+}
+
+type lifecycleRule struct {
+	ID         string           `xml:"ID,omitempty"`
+	Status     string           `xml:"Status"`
+	Prefix     *string          `xml:"Prefix,omitempty"` // the old, filterless form
+	Filter     *lifecycleFilter `xml:"Filter,omitempty"`
+	Expiration *struct {
+		Days int `xml:"Days,omitempty"`
+	} `xml:"Expiration,omitempty"`
+	AbortIncompleteMultipartUpload *struct {
+		DaysAfterInitiation int `xml:"DaysAfterInitiation"`
+	} `xml:"AbortIncompleteMultipartUpload,omitempty"`
+}
+
+type lifecycleFilter struct {
+	Prefix *string `xml:"Prefix,omitempty"`
+	And    *struct {
+		Prefix string `xml:"Prefix,omitempty"`
+	} `xml:"And,omitempty"`
+}
+
+type objectItem struct {
+	Key          string `xml:"Key"`
+	LastModified string `xml:"LastModified"`
+	ETag         string `xml:"ETag"`
+	Size         int64  `xml:"Size"`
+	Owner        *owner `xml:"Owner,omitempty"`
+	StorageClass string `xml:"StorageClass"`
+}
+
+type commonPrefix struct {
+	Prefix string `xml:"Prefix"`
+}
+
+type listBucketResult struct {
+	XMLName               xml.Name       `xml:"ListBucketResult"`
+	NS                    string         `xml:"xmlns,attr"`
+	Name                  string         `xml:"Name"`
+	Prefix                string         `xml:"Prefix"`
+	Marker                *string        `xml:"Marker,omitempty"`
+	NextMarker            string         `xml:"NextMarker,omitempty"`
+	StartAfter            string         `xml:"StartAfter,omitempty"`
+	ContinuationToken     string         `xml:"ContinuationToken,omitempty"`
+	NextContinuationToken string         `xml:"NextContinuationToken,omitempty"`
+	KeyCount              *int           `xml:"KeyCount,omitempty"`
+	MaxKeys               int            `xml:"MaxKeys"`
+	Delimiter             string         `xml:"Delimiter,omitempty"`
+	EncodingType          string         `xml:"EncodingType,omitempty"`
+	IsTruncated           bool           `xml:"IsTruncated"`
+	Contents              []objectItem   `xml:"Contents"`
+	CommonPrefixes        []commonPrefix `xml:"CommonPrefixes"`
+}
+
+type versionItem struct {
+	XMLName      xml.Name
+	Key          string `xml:"Key"`
+	VersionID    string `xml:"VersionId"`
+	IsLatest     bool   `xml:"IsLatest"`
+	LastModified string `xml:"LastModified"`
+	ETag         string `xml:"ETag,omitempty"`
+	Size         *int64 `xml:"Size,omitempty"`
+	Owner        owner  `xml:"Owner"`
+	StorageClass string `xml:"StorageClass,omitempty"`
+}
+
+type listVersionsResult struct {
+	XMLName             xml.Name       `xml:"ListVersionsResult"`
+	NS                  string         `xml:"xmlns,attr"`
+	Name                string         `xml:"Name"`
+	Prefix              string         `xml:"Prefix"`
+	KeyMarker           string         `xml:"KeyMarker"`
+	VersionIDMarker     string         `xml:"VersionIdMarker"`
+	NextKeyMarker       string         `xml:"NextKeyMarker,omitempty"`
+	NextVersionIDMarker string         `xml:"NextVersionIdMarker,omitempty"`
+	MaxKeys             int            `xml:"MaxKeys"`
+	Delimiter           string         `xml:"Delimiter,omitempty"`
+	EncodingType        string         `xml:"EncodingType,omitempty"`
+	IsTruncated         bool           `xml:"IsTruncated"`
+	Versions            []versionItem  // Version and DeleteMarker, in order
+	CommonPrefixes      []commonPrefix `xml:"CommonPrefixes"`
+}
+
+type copyObjectResult struct {
+	XMLName      xml.Name `xml:"CopyObjectResult"`
+	NS           string   `xml:"xmlns,attr"`
+	LastModified string   `xml:"LastModified"`
+	ETag         string   `xml:"ETag"`
+}
+
+type copyPartResult struct {
+	XMLName      xml.Name `xml:"CopyPartResult"`
+	NS           string   `xml:"xmlns,attr"`
+	LastModified string   `xml:"LastModified"`
+	ETag         string   `xml:"ETag"`
+}
+
+type deleteRequest struct {
+	XMLName xml.Name `xml:"Delete"`
+	Quiet   bool     `xml:"Quiet"`
+	Objects []struct {
+		Key       string `xml:"Key"`
+		VersionID string `xml:"VersionId"`
+	} `xml:"Object"`
+}
+
+type deletedItem struct {
+	Key                   string `xml:"Key"`
+	VersionID             string `xml:"VersionId,omitempty"`
+	DeleteMarker          bool   `xml:"DeleteMarker,omitempty"`
+	DeleteMarkerVersionID string `xml:"DeleteMarkerVersionId,omitempty"`
+}
+
+type deleteError struct {
+	Key       string `xml:"Key"`
+	VersionID string `xml:"VersionId,omitempty"`
+	Code      string `xml:"Code"`
+	Message   string `xml:"Message"`
+}
+
+type deleteResult struct {
+	XMLName xml.Name      `xml:"DeleteResult"`
+	NS      string        `xml:"xmlns,attr"`
+	Deleted []deletedItem `xml:"Deleted"`
+	Errors  []deleteError `xml:"Error"`
+}
+
+type initiateMultipartUploadResult struct {
+	XMLName  xml.Name `xml:"InitiateMultipartUploadResult"`
+	NS       string   `xml:"xmlns,attr"`
+	Bucket   string   `xml:"Bucket"`
+	Key      string   `xml:"Key"`
+	UploadID string   `xml:"UploadId"`
+}
+
+type completeMultipartUpload struct {
+	XMLName xml.Name `xml:"CompleteMultipartUpload"`
+	Parts   []struct {
+		PartNumber int    `xml:"PartNumber"`
+		ETag       string `xml:"ETag"`
+	} `xml:"Part"`
+}
+
+type completeMultipartUploadResult struct {
+	XMLName  xml.Name `xml:"CompleteMultipartUploadResult"`
+	NS       string   `xml:"xmlns,attr"`
+	Location string   `xml:"Location"`
+	Bucket   string   `xml:"Bucket"`
+	Key      string   `xml:"Key"`
+	ETag     string   `xml:"ETag"`
+}
+
+type uploadItem struct {
+	Key          string `xml:"Key"`
+	UploadID     string `xml:"UploadId"`
+	Initiator    owner  `xml:"Initiator"`
+	Owner        owner  `xml:"Owner"`
+	StorageClass string `xml:"StorageClass"`
+	Initiated    string `xml:"Initiated"`
+}
+
+type listMultipartUploadsResult struct {
+	XMLName            xml.Name       `xml:"ListMultipartUploadsResult"`
+	NS                 string         `xml:"xmlns,attr"`
+	Bucket             string         `xml:"Bucket"`
+	KeyMarker          string         `xml:"KeyMarker"`
+	UploadIDMarker     string         `xml:"UploadIdMarker"`
+	NextKeyMarker      string         `xml:"NextKeyMarker,omitempty"`
+	NextUploadIDMarker string         `xml:"NextUploadIdMarker,omitempty"`
+	Prefix             string         `xml:"Prefix"`
+	Delimiter          string         `xml:"Delimiter,omitempty"`
+	MaxUploads         int            `xml:"MaxUploads"`
+	EncodingType       string         `xml:"EncodingType,omitempty"`
+	IsTruncated        bool           `xml:"IsTruncated"`
+	Uploads            []uploadItem   `xml:"Upload"`
+	CommonPrefixes     []commonPrefix `xml:"CommonPrefixes"`
+}
+
+type partItem struct {
+	PartNumber   int    `xml:"PartNumber"`
+	LastModified string `xml:"LastModified"`
+	ETag         string `xml:"ETag"`
+	Size         int64  `xml:"Size"`
+}
+
+type listPartsResult struct {
+	XMLName              xml.Name   `xml:"ListPartsResult"`
+	NS                   string     `xml:"xmlns,attr"`
+	Bucket               string     `xml:"Bucket"`
+	Key                  string     `xml:"Key"`
+	UploadID             string     `xml:"UploadId"`
+	Initiator            owner      `xml:"Initiator"`
+	Owner                owner      `xml:"Owner"`
+	StorageClass         string     `xml:"StorageClass"`
+	PartNumberMarker     int        `xml:"PartNumberMarker"`
+	NextPartNumberMarker int        `xml:"NextPartNumberMarker"`
+	MaxParts             int        `xml:"MaxParts"`
+	IsTruncated          bool       `xml:"IsTruncated"`
+	Parts                []partItem `xml:"Part"`
+}
+
+type getObjectAttributesResponse struct {
+	XMLName      xml.Name `xml:"GetObjectAttributesResponse"`
+	NS           string   `xml:"xmlns,attr"`
+	ETag         string   `xml:"ETag,omitempty"`
+	ObjectSize   *int64   `xml:"ObjectSize,omitempty"`
+	StorageClass string   `xml:"StorageClass,omitempty"`
+	ObjectParts  *struct {
+		TotalPartsCount int `xml:"TotalPartsCount"`
+	} `xml:"ObjectParts,omitempty"`
+}
