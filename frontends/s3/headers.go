@@ -35,6 +35,20 @@ func metaFromRequest(h http.Header) (map[string]string, error) {
 			m[name] = v
 		}
 	}
+	// aws-chunked only describes how this request's body was sent.
+	if ce, ok := m["Content-Encoding"]; ok {
+		var kept []string
+		for _, e := range strings.Split(ce, ",") {
+			if e = strings.TrimSpace(e); e != "" && !strings.EqualFold(e, "aws-chunked") {
+				kept = append(kept, e)
+			}
+		}
+		if len(kept) == 0 {
+			delete(m, "Content-Encoding")
+		} else {
+			m["Content-Encoding"] = strings.Join(kept, ",")
+		}
+	}
 	return m, nil
 }
 
