@@ -37,6 +37,7 @@ Usage:
               [--address HOST:PORT] [--mount DIR] [--log-level LEVEL]
   cairn admin fsck --data DIR [--drives N | --drive PATH ...] [--parity M] [--json]
   cairn admin heal --data DIR [--drives N | --drive PATH ...] [--parity M] [--json]
+  cairn bench s3 [--endpoint URL] [--op put|get] [--size 4KiB] [--clients 16] [--duration 20s]
   cairn version
 
 Run 'cairn COMMAND -h' for the flags of a command.
@@ -55,6 +56,8 @@ func parseArgs(args []string) (invocation, error) {
 		return parseAdmin(rest)
 	case "version":
 		return parseVersion(rest)
+	case "bench":
+		return parseBench(rest)
 	case "help", "-h", "-help", "--help":
 		return invocation{name: "help", opts: helpOptions{text: mainUsage}, logLevel: zerolog.InfoLevel}, nil
 	default:

@@ -17,6 +17,10 @@ func urlUnescape(s string) (string, error) { return url.PathUnescape(s) }
 // maxObjectSize is S3's largest single PUT.
 const maxObjectSize = 5 << 40
 
+// smallBody is the largest GET body sent from one exact-size buffer;
+// larger ones stream through pooled 1 MiB buffers.
+const smallBody = 256 << 10
+
 // exactBody reads exactly size bytes of the request body and then reads
 // once more, so that the verifying sigv4 reader reaches its end (and
 // checks payload hashes, chunk signatures and trailing checksums) before
@@ -191,8 +195,18 @@ func (s *Server) serveObject(w *recorder, req *request, withBody bool) error {
 	if !withBody || length == 0 {
 		return nil
 	}
-	buf := make([]byte, 1<<20)
-	_, err = io.CopyBuffer(w, io.NewSectionReader(r, start, length), buf)
+	if length <= smallBody {
+		// One read, one write: no copy buffer to allocate.
+		b := make([]byte, length)
+		if n, err := r.ReadAt(b, start); err != nil && (!errors.Is(err, io.EOF) || int64(n) != length) {
+			return err
+		}
+		_, err = w.Write(b)
+		return err
+	}
+	bp := s.bufs.Get().(*[]byte)
+	defer s.bufs.Put(bp)
+	_, err = io.CopyBuffer(w, io.NewSectionReader(r, start, length), *bp)
 	return err
 }
 

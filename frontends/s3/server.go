@@ -8,6 +8,7 @@ import (
 	"net"
 	"net/http"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -44,6 +45,7 @@ type Server struct {
 	verifier *sigv4.Verifier
 	reqSeq   atomic.Uint64
 	hostID   string
+	bufs     sync.Pool // *[]byte of 1 MiB, for streaming GET bodies
 }
 
 // New returns an S3 server over store.
@@ -61,6 +63,10 @@ func New(store *objstore.Store, opt Options) (*Server, error) {
 		opt:      opt,
 		verifier: &sigv4.Verifier{Secret: opt.Secret, Services: []string{"s3"}},
 		hostID:   hex.EncodeToString(id[:]),
+		bufs: sync.Pool{New: func() any {
+			b := make([]byte, 1<<20)
+			return &b
+		}},
 	}, nil
 }
 

@@ -1,0 +1,59 @@
+#!/usr/bin/env bash
+# Interleaved S3 comparison: ../shared/bench's naive server against
+# `cairn serve`, both driven by ../shared/bench's loadgen (the yardstick's
+# own client), A B A B ..., and the ratios of the medians.
+#
+#   bench/s3compare.sh [DRIVES] [ROUNDS] [DURATION]      (defaults: 4 3 10s)
+#
+# Needs ../shared/bench next to the repository. Loopback only; everything it
+# starts is stopped on exit.
+set -euo pipefail
+top=$(cd "$(dirname "$0")/.." && pwd)
+shared=${CAIRN_SHARED_BENCH:-$top/../shared/bench}
+drives=${1:-4}; rounds=${2:-3}; dur=${3:-10s}
+work=$(mktemp -d)
+trap 'kill $(jobs -p) 2>/dev/null || true; wait 2>/dev/null || true; rm -rf "$work"' EXIT
+
+cp -r "$shared"/. "$work/src"
+(cd "$work/src" && go build -o "$work/naives3" ./naives3 && go build -o "$work/loadgen" ./loadgen)
+(cd "$top" && go build -o "$work/cairn" ./cmd/cairn)
+
+"$work/naives3" -addr 127.0.0.1:9101 -dir "$work/naive" >/dev/null 2>&1 &
+CAIRN_ROOT_USER=bench CAIRN_ROOT_PASSWORD=benchsecret \
+  "$work/cairn" serve --data "$work/cairn-data" --drives "$drives" --address 127.0.0.1:9102 --log-level warn >/dev/null 2>&1 &
+for port in 9101 9102; do
+  for _ in $(seq 100); do curl -fs "http://127.0.0.1:$port/health/ready" >/dev/null 2>&1 && break
+    [ $port = 9101 ] && curl -s "http://127.0.0.1:$port/" >/dev/null 2>&1 && break; sleep 0.1; done
+done
+
+load() { # label endpoint op size
+  local creds=()
+  [ "$1" = cairn ] && creds=(-access bench -secret benchsecret)
+  "$work/loadgen" -endpoint "$2" "${creds[@]}" -op "$3" -size "$4" -c 16 -duration "$dur" \
+    -label "$1" -json "$work/results.jsonl" >/dev/null
+}
+for r in $(seq "$rounds"); do
+  for w in "put 4KiB" "get 4KiB" "put 64MiB" "get 64MiB"; do
+    set -- $w
+    load naive http://127.0.0.1:9101 "$1" "$2"
+    load cairn http://127.0.0.1:9102 "$1" "$2"
+  done
+done
+python3 - "$work/results.jsonl" "$drives" <<'PY'
+import json, sys, statistics as st
+rows = [json.loads(l) for l in open(sys.argv[1])]
+def key(r): return (r["op"], r["size_bytes"])
+groups = {}
+for r in rows:
+    groups.setdefault((r["label"],) + key(r), []).append(r)
+print(f"cairn with {sys.argv[2]} drives vs naive, 16 clients, medians of {len(rows)//8} rounds")
+print(f"{'workload':<12} {'naive':>14} {'cairn':>14} {'ratio':>7}   p99 naive / cairn (ms)")
+for op, size in sorted({key(r) for r in rows}, key=lambda k: (k[1], k[0])):
+    n, c = groups[("naive", op, size)], groups[("cairn", op, size)]
+    big = size >= 1 << 20
+    m = (lambda g: st.median(x["mib_per_sec"] for x in g)) if big else (lambda g: st.median(x["ops_per_sec"] for x in g))
+    unit = "MiB/s" if big else "ops/s"
+    p99 = lambda g: st.median(x.get("p99_ms", 0) for x in g)
+    name = f"{op.upper()} {size >> 20}MiB" if big else f"{op.upper()} {size >> 10}KiB"
+    print(f"{name:<12} {m(n):>8.0f} {unit} {m(c):>8.0f} {unit} {m(c)/m(n):>6.2f}x   {p99(n):.1f} / {p99(c):.1f}")
+PY

@@ -1,0 +1,205 @@
+package s3load
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/url"
+	"sort"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/cairnstore/cairn/frontends/s3/sigv4"
+)
+
+// Options describe one load run.
+type Options struct {
+	Endpoint  string // http://host:port
+	AccessKey string
+	SecretKey string
+	Region    string // default us-east-1
+	Bucket    string // created when missing
+	Op        string // "put" or "get"
+	Size      int64
+	Clients   int
+	Duration  time.Duration
+	Keys      int // distinct keys written or read; default 64
+}
+
+// Result is what a run measured.
+type Result struct {
+	Op       string        `json:"op"`
+	Size     int64         `json:"size"`
+	Clients  int           `json:"clients"`
+	Ops      int64         `json:"ops"`
+	Errors   int64         `json:"errors"`
+	Elapsed  time.Duration `json:"elapsed_ns"`
+	OpsPerS  float64       `json:"ops_per_s"`
+	MiBPerS  float64       `json:"mib_per_s"`
+	P50, P90 time.Duration `json:"-"`
+	P99      time.Duration `json:"-"`
+	P50ms    float64       `json:"p50_ms"`
+	P90ms    float64       `json:"p90_ms"`
+	P99ms    float64       `json:"p99_ms"`
+	FirstErr string        `json:"first_error,omitempty"`
+}
+
+func (r Result) String() string {
+	return fmt.Sprintf("%s %s x%d: %.0f ops/s, %.1f MiB/s, p50 %.2f ms, p90 %.2f ms, p99 %.2f ms, %d ops, %d errors",
+		r.Op, sizeString(r.Size), r.Clients, r.OpsPerS, r.MiBPerS, r.P50ms, r.P90ms, r.P99ms, r.Ops, r.Errors)
+}
+
+func sizeString(n int64) string {
+	switch {
+	case n >= 1<<20 && n%(1<<20) == 0:
+		return fmt.Sprintf("%dMiB", n>>20)
+	case n >= 1<<10 && n%(1<<10) == 0:
+		return fmt.Sprintf("%dKiB", n>>10)
+	}
+	return fmt.Sprintf("%dB", n)
+}
+
+// Run performs the load and returns its measures. For "get" it first
+// writes the keys it reads.
+func Run(ctx context.Context, o Options) (Result, error) {
+	if o.Region == "" {
+		o.Region = "us-east-1"
+	}
+	if o.Keys <= 0 {
+		o.Keys = 64
+	}
+	if o.Clients <= 0 || o.Size < 0 || o.Duration <= 0 {
+		return Result{}, fmt.Errorf("s3load: clients, size and duration must be positive")
+	}
+	if o.Op != "put" && o.Op != "get" {
+		return Result{}, fmt.Errorf("s3load: op %q: want put or get", o.Op)
+	}
+	if _, err := url.Parse(o.Endpoint); err != nil {
+		return Result{}, fmt.Errorf("s3load: endpoint: %w", err)
+	}
+	c := &client{o: o, http: &http.Client{Transport: &http.Transport{
+		DialContext:         (&net.Dialer{Timeout: 5 * time.Second}).DialContext,
+		MaxIdleConns:        o.Clients * 2,
+		MaxIdleConnsPerHost: o.Clients * 2,
+		IdleConnTimeout:     time.Minute,
+	}}}
+	body := make([]byte, o.Size)
+	_, _ = rand.Read(body)
+	if err := c.do(ctx, http.MethodPut, "", nil); err != nil && !strings.Contains(err.Error(), "BucketAlreadyOwnedByYou") && !strings.Contains(err.Error(), "BucketAlreadyExists") {
+		return Result{}, fmt.Errorf("s3load: create bucket: %w", err)
+	}
+	if o.Op == "get" {
+		for i := 0; i < o.Keys; i++ {
+			if err := c.do(ctx, http.MethodPut, key(i), body); err != nil {
+				return Result{}, fmt.Errorf("s3load: prepare: %w", err)
+			}
+		}
+	}
+	var ops, errs atomic.Int64
+	var first atomic.Value
+	lat := make([][]time.Duration, o.Clients)
+	runCtx, cancel := context.WithTimeout(ctx, o.Duration)
+	defer cancel()
+	start := time.Now()
+	var wg sync.WaitGroup
+	for w := 0; w < o.Clients; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := w; runCtx.Err() == nil; i += o.Clients {
+				t0 := time.Now()
+				var err error
+				if o.Op == "put" {
+					err = c.do(runCtx, http.MethodPut, key(i%o.Keys), body)
+				} else {
+					err = c.do(runCtx, http.MethodGet, key(i%o.Keys), nil)
+				}
+				if runCtx.Err() != nil {
+					return // cut off by the end of the run: not counted
+				}
+				if err != nil {
+					errs.Add(1)
+					first.CompareAndSwap(nil, err.Error())
+					continue
+				}
+				ops.Add(1)
+				lat[w] = append(lat[w], time.Since(t0))
+			}
+		}()
+	}
+	wg.Wait()
+	elapsed := time.Since(start)
+	var all []time.Duration
+	for _, l := range lat {
+		all = append(all, l...)
+	}
+	sort.Slice(all, func(i, j int) bool { return all[i] < all[j] })
+	pct := func(p float64) time.Duration {
+		if len(all) == 0 {
+			return 0
+		}
+		return all[min(len(all)-1, int(p*float64(len(all))))]
+	}
+	r := Result{Op: o.Op, Size: o.Size, Clients: o.Clients, Ops: ops.Load(), Errors: errs.Load(), Elapsed: elapsed,
+		P50: pct(0.50), P90: pct(0.90), P99: pct(0.99)}
+	r.OpsPerS = float64(r.Ops) / elapsed.Seconds()
+	r.MiBPerS = r.OpsPerS * float64(o.Size) / (1 << 20)
+	r.P50ms, r.P90ms, r.P99ms = ms(r.P50), ms(r.P90), ms(r.P99)
+	if v, ok := first.Load().(string); ok {
+		r.FirstErr = v
+	}
+	return r, nil
+}
+
+func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
+
+func key(i int) string { return fmt.Sprintf("load/%06d", i) }
+
+type client struct {
+	o    Options
+	http *http.Client
+}
+
+// do sends one request and drains the response.
+func (c *client) do(ctx context.Context, method, key string, body []byte) error {
+	u := strings.TrimSuffix(c.o.Endpoint, "/") + "/" + c.o.Bucket
+	if key != "" {
+		u += "/" + key
+	}
+	var rd io.Reader
+	if body != nil {
+		rd = bytes.NewReader(body)
+	}
+	req, err := http.NewRequestWithContext(ctx, method, u, rd)
+	if err != nil {
+		return err
+	}
+	if body != nil {
+		req.ContentLength = int64(len(body))
+	}
+	if err := sigv4.Sign(req, c.o.AccessKey, c.o.SecretKey, c.o.Region, "s3", "", time.Now()); err != nil {
+		return err
+	}
+	resp, err := c.http.Do(req)
+	if err != nil {
+		return err
+	}
+	defer func() { _ = resp.Body.Close() }()
+	if resp.StatusCode >= 300 {
+		msg, _ := io.ReadAll(io.LimitReader(resp.Body, 4096))
+		code := ""
+		if _, after, ok := strings.Cut(string(msg), "<Code>"); ok {
+			code, _, _ = strings.Cut(after, "</Code>")
+		}
+		return fmt.Errorf("%s %s: %s %s", method, u, resp.Status, code)
+	}
+	_, err = io.Copy(io.Discard, resp.Body)
+	return err
+}

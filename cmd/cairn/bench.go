@@ -1,0 +1,101 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/rs/zerolog"
+
+	"github.com/cairnstore/cairn/bench/s3load"
+)
+
+// benchOptions are the flags of "cairn bench s3".
+type benchOptions struct {
+	Load s3load.Options
+	JSON bool
+}
+
+func parseBench(args []string) (invocation, error) {
+	if len(args) == 0 || args[0] != "s3" {
+		return invocation{}, usageErrorf("bench", "want 'cairn bench s3 [flags]'")
+	}
+	var o benchOptions
+	var size string
+	fs := flag.NewFlagSet("bench s3", flag.ContinueOnError)
+	fs.StringVar(&o.Load.Endpoint, "endpoint", "http://"+defaultAddress, "S3 endpoint `URL`")
+	fs.StringVar(&o.Load.AccessKey, "access-key", "", "access key (default $CAIRN_ROOT_USER)")
+	fs.StringVar(&o.Load.SecretKey, "secret-key", "", "secret key (default $CAIRN_ROOT_PASSWORD)")
+	fs.StringVar(&o.Load.Bucket, "bucket", "cairn-bench", "bucket to load (created when missing)")
+	fs.StringVar(&o.Load.Op, "op", "put", "`put` or `get`")
+	fs.StringVar(&size, "size", "4KiB", "object `size` (B, KiB, MiB, GiB suffixes)")
+	fs.IntVar(&o.Load.Clients, "clients", 16, "concurrent `clients`")
+	fs.DurationVar(&o.Load.Duration, "duration", 20*time.Second, "how long to run")
+	fs.IntVar(&o.Load.Keys, "keys", 64, "distinct keys written or read")
+	fs.BoolVar(&o.JSON, "json", false, "print the result as JSON")
+	if help, err := parseFlags(fs, args[1:]); help != nil || err != nil {
+		return deref(help), err
+	}
+	n, err := parseSize(size)
+	if err != nil {
+		return invocation{}, usageErrorf("bench s3", "--size %q: %v", size, err)
+	}
+	o.Load.Size = n
+	if o.Load.Op != "put" && o.Load.Op != "get" {
+		return invocation{}, usageErrorf("bench s3", "--op %q: want put or get", o.Load.Op)
+	}
+	if o.Load.Clients < 1 || o.Load.Duration <= 0 {
+		return invocation{}, usageErrorf("bench s3", "--clients and --duration must be positive")
+	}
+	return invocation{name: "bench s3", opts: o, logLevel: zerolog.InfoLevel}, nil
+}
+
+// parseSize reads "4KiB", "64MiB", "1GiB", "100" (bytes).
+func parseSize(s string) (int64, error) {
+	units := []struct {
+		suffix string
+		mult   int64
+	}{{"GiB", 1 << 30}, {"MiB", 1 << 20}, {"KiB", 1 << 10}, {"B", 1}}
+	mult := int64(1)
+	for _, u := range units {
+		if v, ok := strings.CutSuffix(s, u.suffix); ok {
+			s, mult = v, u.mult
+			break
+		}
+	}
+	n, err := strconv.ParseInt(s, 10, 64)
+	if err != nil || n < 0 {
+		return 0, fmt.Errorf("not a size")
+	}
+	return n * mult, nil
+}
+
+// runBench runs the load against the endpoint and prints the result.
+func runBench(ctx context.Context, o benchOptions, d deps) error {
+	if o.Load.AccessKey == "" {
+		o.Load.AccessKey = os.Getenv("CAIRN_ROOT_USER")
+	}
+	if o.Load.SecretKey == "" {
+		o.Load.SecretKey = os.Getenv("CAIRN_ROOT_PASSWORD")
+	}
+	if o.Load.AccessKey == "" || o.Load.SecretKey == "" {
+		o.Load.AccessKey, o.Load.SecretKey = defaultRootUser, defaultRootPassword
+	}
+	res, err := s3load.Run(ctx, o.Load)
+	if err != nil {
+		return err
+	}
+	if o.JSON {
+		return json.NewEncoder(d.stdout).Encode(res)
+	}
+	_, err = fmt.Fprintln(d.stdout, res.String())
+	if err == nil && res.FirstErr != "" {
+		_, err = fmt.Fprintln(d.stdout, "first error:", res.FirstErr)
+	}
+	return err
+}
