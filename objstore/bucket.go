@@ -3,6 +3,7 @@ package objstore
 import (
 	"context"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/cairnstore/cairn/objstore/meta"
@@ -20,6 +21,24 @@ func (s *Store) CreateBucket(ctx context.Context, name string) error {
 		return tx.Put(meta.Buckets, []byte(name), meta.Encode(meta.Bucket{Name: name, Created: time.Now().UTC()}))
 	})
 }
+
+// EnsureSystemBucket creates, when absent, a bucket for the server's own
+// state (users, catalog). Its name starts with "." so that no client can
+// create or address it (S3 names cannot), and ListBuckets leaves it out.
+func (s *Store) EnsureSystemBucket(ctx context.Context, name string) error {
+	if !strings.HasPrefix(name, ".") || ValidateBucketName(name[1:]) != nil {
+		return fmt.Errorf("%w: system bucket %q must be \".\" and a valid bucket name", ErrInvalidBucketName, name)
+	}
+	return s.commit(ctx, nil, 0, func(tx meta.Tx) error {
+		if tx.Get(meta.Buckets, []byte(name)) != nil {
+			return nil
+		}
+		return tx.Put(meta.Buckets, []byte(name), meta.Encode(meta.Bucket{Name: name, Created: time.Now().UTC()}))
+	})
+}
+
+// IsSystemBucket reports whether name is a system bucket's name.
+func IsSystemBucket(name string) bool { return strings.HasPrefix(name, ".") }
 
 // DeleteBucket removes an empty bucket: one with no object, no version
 // (delete markers included) and no incomplete multipart upload.
@@ -52,12 +71,15 @@ func (s *Store) HeadBucket(ctx context.Context, name string) (BucketInfo, error)
 	return info, err
 }
 
-// ListBuckets returns every bucket, sorted by name.
+// ListBuckets returns every bucket but the system ones, sorted by name.
 func (s *Store) ListBuckets(ctx context.Context) ([]BucketInfo, error) {
 	var out []BucketInfo
 	err := s.idx.View(ctx, func(tx meta.Tx) error {
 		c := tx.Cursor(meta.Buckets)
 		for k, v := c.First(); k != nil; k, v = c.Next() {
+			if IsSystemBucket(string(k)) {
+				continue
+			}
 			var b meta.Bucket
 			if err := meta.Decode(v, &b); err != nil {
 				return err

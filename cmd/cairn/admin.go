@@ -8,6 +8,9 @@ import "github.com/rs/zerolog"
 const adminUsage = `Usage:
   cairn admin fsck --data DIR [--drives N | --drive PATH ...] [--parity M] [--json]
   cairn admin heal --data DIR [--drives N | --drive PATH ...] [--parity M] [--json]
+  cairn admin user add NAME --secret S [--policy readwrite|readonly|writeonly|@FILE] [--endpoint URL]
+  cairn admin user list [--endpoint URL]
+  cairn admin user remove NAME [--endpoint URL]
 
 fsck checks every shard against the index and changes nothing; exit 0 when
 clean, 1 when problems were found, 2 on error. heal rebuilds missing and
@@ -24,6 +27,8 @@ func parseAdmin(args []string) (invocation, error) {
 		return parseFsck(rest)
 	case "heal":
 		return parseHeal(rest)
+	case "user":
+		return parseUser(rest)
 	case "help", "-h", "-help", "--help":
 		return invocation{name: "help", opts: helpOptions{text: adminUsage}, logLevel: zerolog.InfoLevel}, nil
 	default:

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"net/http"
 	"os"
 	"strings"
@@ -13,6 +14,7 @@ import (
 
 	"github.com/cairnstore/cairn/frontends/health"
 	"github.com/cairnstore/cairn/frontends/s3"
+	"github.com/cairnstore/cairn/frontends/s3/iam"
 	"github.com/cairnstore/cairn/objstore"
 )
 
@@ -54,7 +56,7 @@ func unsigned(r *http.Request, _ *mux.RouteMatch) bool {
 
 // newRouter wires the HTTP faces on one router: health and metrics for
 // unsigned requests, then the S3 API for everything else.
-func newRouter(st *objstore.Store, log zerolog.Logger) (http.Handler, error) {
+func newRouter(ctx context.Context, st *objstore.Store, log zerolog.Logger) (http.Handler, error) {
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	metrics, err := s3.NewMetrics(reg)
@@ -62,13 +64,12 @@ func newRouter(st *objstore.Store, log zerolog.Logger) (http.Handler, error) {
 		return nil, err
 	}
 	user, password := rootCredentials(log)
+	users, err := iam.OpenDirectory(ctx, st, user, password)
+	if err != nil {
+		return nil, err
+	}
 	s3srv, err := s3.New(st, s3.Options{
-		Secret: func(ak string) (string, bool) {
-			if ak == user {
-				return password, true
-			}
-			return "", false
-		},
+		Users:   users,
 		Domains: domains(),
 		Logger:  log.With().Str("component", "s3").Logger(),
 		Metrics: metrics,

@@ -67,6 +67,8 @@ func dispatch(ctx context.Context, inv invocation, d deps) error {
 		return runFsck(ctx, o, d)
 	case healOptions:
 		return runHeal(ctx, o, d)
+	case userOptions:
+		return runUser(ctx, o, d)
 	case benchOptions:
 		return runBench(ctx, o, d)
 	case versionOptions:

@@ -81,7 +81,7 @@ func runServe(ctx context.Context, o serveOptions, d deps) (err error) {
 		}
 	}()
 
-	r, err := newRouter(st, logger)
+	r, err := newRouter(ctx, st, logger)
 	if err != nil {
 		return err
 	}

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net/http"
 
+	"github.com/cairnstore/cairn/frontends/s3/iam"
 	"github.com/cairnstore/cairn/frontends/s3/sigv4"
 	"github.com/cairnstore/cairn/objstore"
 )
@@ -86,6 +87,17 @@ var authErrors = []struct {
 	{sigv4.ErrIncompleteBody, APIError{"IncompleteBody", 400, "You did not provide the number of bytes specified by the Content-Length HTTP header."}},
 }
 
+// iamErrors maps the user directory's errors (admin API).
+var iamErrors = []struct {
+	err error
+	api APIError
+}{
+	{iam.ErrUserExists, APIError{"UserAlreadyExists", 409, "The user already exists."}},
+	{iam.ErrNoSuchUser, APIError{"NoSuchUser", 404, "The user does not exist."}},
+	{iam.ErrInvalidUser, APIError{"InvalidArgument", 400, "The user is not valid."}},
+	{iam.ErrInvalidPolicy, APIError{"MalformedPolicy", 400, "The policy document is not valid."}},
+}
+
 // toAPIError is the one mapping from errors to S3 error responses.
 func toAPIError(err error) *APIError {
 	var api *APIError
@@ -105,6 +117,13 @@ func toAPIError(err error) *APIError {
 				a := e.api
 				return &a
 			}
+		}
+	}
+	for _, e := range iamErrors {
+		if errors.Is(err, e.err) {
+			a := e.api
+			a.Message = err.Error() // says what is wrong with the user or policy
+			return &a
 		}
 	}
 	switch {

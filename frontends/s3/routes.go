@@ -30,6 +30,8 @@ func (s *Server) route(req *request) (handler, string) {
 	}
 	m := req.Method
 	switch {
+	case req.bucket == adminBucket:
+		return s.admin, "Admin"
 	case req.bucket == "":
 		if m == http.MethodGet {
 			return s.listBuckets, "ListBuckets"

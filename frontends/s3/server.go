@@ -14,6 +14,7 @@ import (
 
 	"github.com/rs/zerolog"
 
+	"github.com/cairnstore/cairn/frontends/s3/iam"
 	"github.com/cairnstore/cairn/frontends/s3/sigv4"
 	"github.com/cairnstore/cairn/objstore"
 )
@@ -36,6 +37,9 @@ type Options struct {
 	Logger zerolog.Logger
 	// Metrics records request counts and latencies; nil disables them.
 	Metrics *Metrics
+	// Users, when set, is the user directory: it supplies Secret and
+	// Authorize when those are nil, and serves the admin API.
+	Users *iam.Directory
 }
 
 // Server serves the S3 API. Build it with New.
@@ -50,6 +54,14 @@ type Server struct {
 
 // New returns an S3 server over store.
 func New(store *objstore.Store, opt Options) (*Server, error) {
+	if opt.Users != nil {
+		if opt.Secret == nil {
+			opt.Secret = opt.Users.Secret
+		}
+		if opt.Authorize == nil {
+			opt.Authorize = opt.Users.Authorize
+		}
+	}
 	if opt.Secret == nil {
 		return nil, fmt.Errorf("s3: no credential lookup")
 	}
@@ -110,6 +122,12 @@ func (s *Server) serve(w *recorder, req *request) error {
 	}
 	if h == nil {
 		return api2err(api)
+	}
+	if objstore.IsSystemBucket(req.bucket) {
+		return errAccessDenied // the server's own state is not S3-addressable
+	}
+	if req.bucket == adminBucket {
+		return h(w, req) // root only, checked by the admin handler
 	}
 	if s.opt.Authorize != nil && !s.opt.Authorize(auth.AccessKey, "s3:"+action(api), resource(req.bucket, req.key)) {
 		return errAccessDenied

@@ -1,0 +1,155 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"encoding/xml"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"os"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/rs/zerolog"
+
+	"github.com/cairnstore/cairn/frontends/s3/sigv4"
+)
+
+// userOptions are the flags of "cairn admin user add|list|remove".
+type userOptions struct {
+	Action   string // add, list, remove
+	Name     string
+	Secret   string
+	Policy   string
+	Endpoint string
+}
+
+func parseUser(args []string) (invocation, error) {
+	if len(args) == 0 {
+		return invocation{}, usageErrorf("admin user", "want add, list or remove")
+	}
+	o := userOptions{Action: args[0]}
+	rest := args[1:]
+	if o.Action != "list" {
+		if len(rest) == 0 || strings.HasPrefix(rest[0], "-") {
+			return invocation{}, usageErrorf("admin user "+o.Action, "the user name (access key) comes first")
+		}
+		o.Name, rest = rest[0], rest[1:]
+	}
+	fs := flag.NewFlagSet("admin user "+o.Action, flag.ContinueOnError)
+	fs.StringVar(&o.Endpoint, "endpoint", "http://"+defaultAddress, "server `URL`")
+	switch o.Action {
+	case "add":
+		fs.StringVar(&o.Secret, "secret", "", "the user's secret key, 8-128 characters (required)")
+		fs.StringVar(&o.Policy, "policy", "readwrite", "readwrite, readonly, writeonly, or @FILE with an IAM-style JSON policy")
+	case "list", "remove":
+	default:
+		return invocation{}, usageErrorf("admin user", "unknown action %q: want add, list or remove", o.Action)
+	}
+	if help, err := parseFlags(fs, rest); help != nil || err != nil {
+		return deref(help), err
+	}
+	if o.Action == "add" && o.Secret == "" {
+		return invocation{}, usageErrorf("admin user add", "--secret is required")
+	}
+	if _, err := url.Parse(o.Endpoint); err != nil {
+		return invocation{}, usageErrorf("admin user", "--endpoint: %v", err)
+	}
+	return invocation{name: "admin user " + o.Action, opts: o, logLevel: zerolog.InfoLevel}, nil
+}
+
+// runUser calls the server's admin API as the root user
+// (CAIRN_ROOT_USER / CAIRN_ROOT_PASSWORD).
+func runUser(ctx context.Context, o userOptions, d deps) error {
+	base := strings.TrimSuffix(o.Endpoint, "/") + "/_cairn/admin/v1/users"
+	switch o.Action {
+	case "add":
+		policy := o.Policy
+		if file, ok := strings.CutPrefix(policy, "@"); ok {
+			raw, err := os.ReadFile(file)
+			if err != nil {
+				return fmt.Errorf("policy: %w", err)
+			}
+			policy = string(raw)
+		}
+		body, _ := json.Marshal(map[string]string{"secret_key": o.Secret, "policy": policy})
+		if _, err := adminCall(ctx, http.MethodPut, base+"/"+url.PathEscape(o.Name), body); err != nil {
+			return err
+		}
+		_, err := fmt.Fprintf(d.stdout, "added user %s\n", o.Name)
+		return err
+	case "remove":
+		if _, err := adminCall(ctx, http.MethodDelete, base+"/"+url.PathEscape(o.Name), nil); err != nil {
+			return err
+		}
+		_, err := fmt.Fprintf(d.stdout, "removed user %s\n", o.Name)
+		return err
+	default:
+		raw, err := adminCall(ctx, http.MethodGet, base, nil)
+		if err != nil {
+			return err
+		}
+		var res struct {
+			Users []struct {
+				AccessKey string    `json:"access_key"`
+				Policy    string    `json:"policy"`
+				Created   time.Time `json:"created"`
+			} `json:"users"`
+		}
+		if err := json.Unmarshal(raw, &res); err != nil {
+			return fmt.Errorf("admin API answer: %w", err)
+		}
+		tw := tabwriter.NewWriter(d.stdout, 2, 4, 2, ' ', 0)
+		fmt.Fprintln(tw, "ACCESS KEY\tPOLICY\tCREATED")
+		for _, u := range res.Users {
+			p := u.Policy
+			if strings.HasPrefix(strings.TrimSpace(p), "{") {
+				p = "(custom)"
+			}
+			fmt.Fprintf(tw, "%s\t%s\t%s\n", u.AccessKey, p, u.Created.Format(time.RFC3339))
+		}
+		return tw.Flush()
+	}
+}
+
+func adminCall(ctx context.Context, method, u string, body []byte) ([]byte, error) {
+	user, password := os.Getenv("CAIRN_ROOT_USER"), os.Getenv("CAIRN_ROOT_PASSWORD")
+	if user == "" || password == "" {
+		user, password = defaultRootUser, defaultRootPassword
+	}
+	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, method, u, bytes.NewReader(body))
+	if err != nil {
+		return nil, err
+	}
+	if err := sigv4.Sign(req, user, password, "us-east-1", "s3", "", time.Now()); err != nil {
+		return nil, err
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return nil, fmt.Errorf("admin API: %w", err)
+	}
+	defer func() { _ = resp.Body.Close() }()
+	raw, err := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
+	if err != nil {
+		return nil, err
+	}
+	if resp.StatusCode >= 300 {
+		var e struct {
+			Code    string `xml:"Code"`
+			Message string `xml:"Message"`
+		}
+		if xml.Unmarshal(raw, &e) == nil && e.Code != "" {
+			return nil, fmt.Errorf("%s: %s", e.Code, e.Message)
+		}
+		return nil, errors.New("admin API: " + resp.Status)
+	}
+	return raw, nil
+}

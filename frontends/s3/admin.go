@@ -1,0 +1,58 @@
+package s3
+
+import (
+	"encoding/json"
+	"io"
+	"net/http"
+	"strings"
+
+	"github.com/cairnstore/cairn/frontends/s3/iam"
+)
+
+// The admin API lives under /_cairn/admin/v1/ (no bucket name can start
+// with "_"), is signed like any S3 request and is for the root user only:
+//
+//	GET    /_cairn/admin/v1/users          -> {"users":[{access_key, policy, created}]}
+//	PUT    /_cairn/admin/v1/users/NAME     <- {"secret_key": "...", "policy": "readonly" | "{...json...}"}
+//	DELETE /_cairn/admin/v1/users/NAME
+const adminBucket = "_cairn"
+
+func (s *Server) admin(w *recorder, req *request) error {
+	if s.opt.Users == nil || !s.opt.Users.IsRoot(req.auth.AccessKey) {
+		return errAccessDenied
+	}
+	rest, ok := strings.CutPrefix(req.key, "admin/v1/users")
+	if !ok {
+		return apiErr("InvalidRequest", 400, "Unknown admin resource %q.", req.key)
+	}
+	name := strings.TrimPrefix(rest, "/")
+	switch {
+	case req.Method == http.MethodGet && name == "":
+		w.Header().Set("Content-Type", "application/json")
+		return json.NewEncoder(w).Encode(map[string]any{"users": s.opt.Users.List()})
+	case req.Method == http.MethodPut && name != "":
+		var body struct {
+			SecretKey string `json:"secret_key"`
+			Policy    string `json:"policy"`
+		}
+		var r io.Reader = http.NoBody
+		if req.body != nil {
+			r = req.body
+		}
+		if err := json.NewDecoder(io.LimitReader(r, 64<<10)).Decode(&body); err != nil {
+			return apiErr("MalformedJSON", 400, "The request body is not valid JSON: %v", err)
+		}
+		if err := s.opt.Users.Add(req.Context(), iam.User{AccessKey: name, SecretKey: body.SecretKey, Policy: body.Policy}); err != nil {
+			return err
+		}
+		w.WriteHeader(http.StatusOK)
+		return nil
+	case req.Method == http.MethodDelete && name != "":
+		if err := s.opt.Users.Remove(req.Context(), name); err != nil {
+			return err
+		}
+		w.WriteHeader(http.StatusNoContent)
+		return nil
+	}
+	return errMethodNotAllowed
+}

@@ -1,0 +1,193 @@
+package iam
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"regexp"
+	"sort"
+	"sync"
+	"time"
+
+	"github.com/cairnstore/cairn/objstore"
+)
+
+// Bucket is the system bucket holding users/<access key>.json.
+const Bucket = ".cairn-iam"
+
+// Errors of the user directory.
+var (
+	ErrUserExists  = errors.New("iam: user exists")
+	ErrNoSuchUser  = errors.New("iam: no such user")
+	ErrInvalidUser = errors.New("iam: invalid user")
+)
+
+// User is a stored user. Policy is a canned policy name or a JSON policy
+// document.
+type User struct {
+	AccessKey string    `json:"access_key"`
+	SecretKey string    `json:"secret_key,omitempty"`
+	Policy    string    `json:"policy"`
+	Created   time.Time `json:"created"`
+}
+
+type entry struct {
+	user   User
+	policy Policy
+}
+
+// Directory is the set of users, cached in memory and written through to
+// the store. Safe for concurrent use.
+type Directory struct {
+	store            *objstore.Store
+	root, rootSecret string
+
+	mu    sync.RWMutex // protects users
+	users map[string]entry
+}
+
+// OpenDirectory loads the users from the store.
+func OpenDirectory(ctx context.Context, store *objstore.Store, rootUser, rootSecret string) (*Directory, error) {
+	if err := store.EnsureSystemBucket(ctx, Bucket); err != nil {
+		return nil, err
+	}
+	d := &Directory{store: store, root: rootUser, rootSecret: rootSecret, users: map[string]entry{}}
+	after := ""
+	for {
+		page, err := store.List(ctx, Bucket, objstore.ListOptions{Prefix: "users/", After: after})
+		if err != nil {
+			return nil, err
+		}
+		for _, o := range page.Objects {
+			u, err := d.load(ctx, o.Key)
+			if err != nil {
+				return nil, err
+			}
+			p, err := policyOf(u.Policy)
+			if err != nil {
+				return nil, fmt.Errorf("user %s: %w", u.AccessKey, err)
+			}
+			d.users[u.AccessKey] = entry{u, p}
+		}
+		if !page.IsTruncated {
+			return d, nil
+		}
+		after = page.NextMarker
+	}
+}
+
+func (d *Directory) load(ctx context.Context, key string) (User, error) {
+	r, err := d.store.Open(ctx, Bucket, key, objstore.GetOptions{})
+	if err != nil {
+		return User{}, err
+	}
+	defer func() { _ = r.Close() }()
+	raw, err := io.ReadAll(r)
+	if err != nil {
+		return User{}, err
+	}
+	var u User
+	if err := json.Unmarshal(raw, &u); err != nil {
+		return User{}, fmt.Errorf("%s: %w", key, err)
+	}
+	return u, nil
+}
+
+func policyOf(s string) (Policy, error) {
+	if p, ok := Canned(s); ok {
+		return p, nil
+	}
+	return ParsePolicy([]byte(s))
+}
+
+// Secret returns the secret key of an access key: the root's or a user's.
+func (d *Directory) Secret(accessKey string) (string, bool) {
+	if accessKey == d.root {
+		return d.rootSecret, true
+	}
+	d.mu.RLock()
+	defer d.mu.RUnlock()
+	e, ok := d.users[accessKey]
+	return e.user.SecretKey, ok
+}
+
+// IsRoot reports whether accessKey is the root user.
+func (d *Directory) IsRoot(accessKey string) bool { return accessKey == d.root }
+
+// Authorize reports whether accessKey may perform action on resource.
+func (d *Directory) Authorize(accessKey, action, resource string) bool {
+	if accessKey == d.root {
+		return true
+	}
+	d.mu.RLock()
+	defer d.mu.RUnlock()
+	e, ok := d.users[accessKey]
+	return ok && e.policy.Allowed(action, resource)
+}
+
+var accessKeyRe = regexp.MustCompile(`^[A-Za-z0-9._\-]{3,128}$`)
+
+// Add creates a user; ErrUserExists when the access key is taken.
+func (d *Directory) Add(ctx context.Context, u User) error {
+	if !accessKeyRe.MatchString(u.AccessKey) {
+		return fmt.Errorf("%w: access key must be 3-128 letters, digits, '.', '_' or '-'", ErrInvalidUser)
+	}
+	if len(u.SecretKey) < 8 || len(u.SecretKey) > 128 {
+		return fmt.Errorf("%w: secret key must be 8-128 characters", ErrInvalidUser)
+	}
+	if u.AccessKey == d.root {
+		return fmt.Errorf("%w: %s is the root user", ErrUserExists, u.AccessKey)
+	}
+	if u.Policy == "" {
+		u.Policy = ReadWrite
+	}
+	p, err := policyOf(u.Policy)
+	if err != nil {
+		return err
+	}
+	u.Created = time.Now().UTC()
+	raw, _ := json.Marshal(u)
+	_, err = d.store.Put(ctx, Bucket, "users/"+u.AccessKey+".json", bytes.NewReader(raw), int64(len(raw)),
+		objstore.PutOptions{ContentType: "application/json", IfNoneMatch: "*"})
+	if errors.Is(err, objstore.ErrPreconditionFailed) {
+		return fmt.Errorf("%w: %s", ErrUserExists, u.AccessKey)
+	}
+	if err != nil {
+		return err
+	}
+	d.mu.Lock()
+	d.users[u.AccessKey] = entry{u, p}
+	d.mu.Unlock()
+	return nil
+}
+
+// Remove deletes a user.
+func (d *Directory) Remove(ctx context.Context, accessKey string) error {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if _, ok := d.users[accessKey]; !ok {
+		return fmt.Errorf("%w: %s", ErrNoSuchUser, accessKey)
+	}
+	if _, err := d.store.Delete(ctx, Bucket, "users/"+accessKey+".json", objstore.DeleteOptions{}); err != nil {
+		return err
+	}
+	delete(d.users, accessKey)
+	return nil
+}
+
+// List returns the users sorted by access key, without their secrets.
+func (d *Directory) List() []User {
+	d.mu.RLock()
+	defer d.mu.RUnlock()
+	out := make([]User, 0, len(d.users))
+	for _, e := range d.users {
+		u := e.user
+		u.SecretKey = ""
+		out = append(out, u)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].AccessKey < out[j].AccessKey })
+	return out
+}

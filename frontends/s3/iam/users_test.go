@@ -1,0 +1,84 @@
+package iam
+
+import (
+	"context"
+	"errors"
+	"testing"
+
+	"github.com/cairnstore/cairn/objstore"
+)
+
+func TestDirectory(t *testing.T) {
+	ctx := context.Background()
+	opt := objstore.Options{Dir: t.TempDir(), DriveCount: 1, Parity: -1, NoBackground: true}
+	st, err := objstore.Open(ctx, opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d, err := OpenDirectory(ctx, st, "root", "rootsecret")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		u    User
+		want error
+	}{
+		{User{AccessKey: "reader", SecretKey: "readersecret", Policy: ReadOnly}, nil},
+		{User{AccessKey: "writer", SecretKey: "writersecret", Policy: `{"Statement":[{"Effect":"Allow","Action":"s3:PutObject","Resource":"arn:aws:s3:::in/*"}]}`}, nil},
+		{User{AccessKey: "reader", SecretKey: "another1", Policy: ReadOnly}, ErrUserExists},
+		{User{AccessKey: "root", SecretKey: "rootsecret2"}, ErrUserExists},
+		{User{AccessKey: "x", SecretKey: "longenough"}, ErrInvalidUser},
+		{User{AccessKey: "short", SecretKey: "1234"}, ErrInvalidUser},
+		{User{AccessKey: "badpol", SecretKey: "longenough", Policy: "admin"}, ErrInvalidPolicy},
+	} {
+		if err := d.Add(ctx, tc.u); !errors.Is(err, tc.want) {
+			t.Errorf("add %s: %v, want %v", tc.u.AccessKey, err, tc.want)
+		}
+	}
+	if s, ok := d.Secret("reader"); !ok || s != "readersecret" {
+		t.Fatalf("secret of reader: %q %v", s, ok)
+	}
+	for _, tc := range []struct {
+		ak, action, res string
+		want            bool
+	}{
+		{"root", "s3:DeleteBucket", "arn:aws:s3:::b", true},
+		{"reader", "s3:GetObject", "arn:aws:s3:::b/k", true},
+		{"reader", "s3:PutObject", "arn:aws:s3:::b/k", false},
+		{"writer", "s3:PutObject", "arn:aws:s3:::in/k", true},
+		{"writer", "s3:PutObject", "arn:aws:s3:::out/k", false},
+		{"nobody", "s3:GetObject", "arn:aws:s3:::b/k", false},
+	} {
+		if got := d.Authorize(tc.ak, tc.action, tc.res); got != tc.want {
+			t.Errorf("%s %s %s: %v", tc.ak, tc.action, tc.res, got)
+		}
+	}
+	// Users survive a restart; system buckets stay out of ListBuckets.
+	if err := st.Close(); err != nil {
+		t.Fatal(err)
+	}
+	st, err = objstore.Open(ctx, opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = st.Close() }()
+	d, err = OpenDirectory(ctx, st, "root", "rootsecret")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if l := d.List(); len(l) != 2 || l[0].AccessKey != "reader" || l[0].SecretKey != "" {
+		t.Fatalf("list after restart: %+v", l)
+	}
+	if bs, _ := st.ListBuckets(ctx); len(bs) != 0 {
+		t.Fatalf("system bucket listed: %+v", bs)
+	}
+	if err := d.Remove(ctx, "reader"); err != nil {
+		t.Fatal(err)
+	}
+	if err := d.Remove(ctx, "reader"); !errors.Is(err, ErrNoSuchUser) {
+		t.Fatalf("second remove: %v", err)
+	}
+	if _, ok := d.Secret("reader"); ok {
+		t.Fatal("removed user still has a secret")
+	}
+}
