@@ -13,29 +13,20 @@ import (
 // and returns how many it aborted.
 func (s *Store) ExpireUploads(ctx context.Context, now time.Time) (int, error) {
 	var expired []meta.Upload
-	err := s.idx.View(ctx, func(tx meta.Tx) error {
-		bc := tx.Cursor(meta.Buckets)
-		for k, raw := bc.First(); k != nil; k, raw = bc.Next() {
-			var b meta.Bucket
-			if err := meta.Decode(raw, &b); err != nil {
+	err := s.forEachRule(ctx, func(tx meta.Tx, b *meta.Bucket, r LifecycleRule) error {
+		if r.AbortIncompleteDays <= 0 {
+			return nil
+		}
+		cutoff := now.Add(-time.Duration(r.AbortIncompleteDays) * 24 * time.Hour)
+		p := meta.ObjectKey(b.Name, r.Prefix)
+		uc := tx.Cursor(meta.Uploads)
+		for uk, uraw := uc.Seek(p); meta.HasPrefix(uk, p); uk, uraw = uc.Next() {
+			var u meta.Upload
+			if err := meta.Decode(uraw, &u); err != nil {
 				return err
 			}
-			for _, r := range b.Lifecycle {
-				if !r.Enabled || r.AbortIncompleteDays <= 0 {
-					continue
-				}
-				cutoff := now.Add(-time.Duration(r.AbortIncompleteDays) * 24 * time.Hour)
-				p := meta.ObjectKey(b.Name, r.Prefix)
-				uc := tx.Cursor(meta.Uploads)
-				for uk, uraw := uc.Seek(p); meta.HasPrefix(uk, p); uk, uraw = uc.Next() {
-					var u meta.Upload
-					if err := meta.Decode(uraw, &u); err != nil {
-						return err
-					}
-					if u.Initiated.Before(cutoff) && strings.HasPrefix(u.Key, r.Prefix) {
-						expired = append(expired, u)
-					}
-				}
+			if u.Initiated.Before(cutoff) && strings.HasPrefix(u.Key, r.Prefix) {
+				expired = append(expired, u)
 			}
 		}
 		return nil
@@ -59,6 +50,29 @@ func (s *Store) ExpireUploads(ctx context.Context, now time.Time) (int, error) {
 		}
 	}
 	return n, nil
+}
+
+// forEachRule calls fn for every enabled lifecycle rule of every bucket,
+// in one read transaction.
+func (s *Store) forEachRule(ctx context.Context, fn func(tx meta.Tx, b *meta.Bucket, r LifecycleRule) error) error {
+	return s.idx.View(ctx, func(tx meta.Tx) error {
+		bc := tx.Cursor(meta.Buckets)
+		for k, raw := bc.First(); k != nil; k, raw = bc.Next() {
+			var b meta.Bucket
+			if err := meta.Decode(raw, &b); err != nil {
+				return err
+			}
+			for _, r := range b.Lifecycle {
+				if !r.Enabled {
+					continue
+				}
+				if err := fn(tx, &b, r); err != nil {
+					return err
+				}
+			}
+		}
+		return nil
+	})
 }
 
 func (s *Store) runLifecycle(ctx context.Context) {
@@ -93,30 +107,21 @@ func (s *Store) ExpireObjects(ctx context.Context, now time.Time) (int, error) {
 		cutoff      time.Time
 	}
 	var targets []target
-	err := s.idx.View(ctx, func(tx meta.Tx) error {
-		bc := tx.Cursor(meta.Buckets)
-		for k, raw := bc.First(); k != nil; k, raw = bc.Next() {
-			var b meta.Bucket
-			if err := meta.Decode(raw, &b); err != nil {
+	err := s.forEachRule(ctx, func(tx meta.Tx, b *meta.Bucket, r LifecycleRule) error {
+		if r.ExpirationDays <= 0 {
+			return nil
+		}
+		cutoff := now.Add(-time.Duration(r.ExpirationDays) * 24 * time.Hour)
+		p := meta.ObjectKey(b.Name, r.Prefix)
+		oc := tx.Cursor(meta.Objects)
+		for ok, oraw := oc.Seek(p); meta.HasPrefix(ok, p); ok, oraw = oc.Next() {
+			var v meta.Version
+			if err := meta.Decode(oraw, &v); err != nil {
 				return err
 			}
-			for _, r := range b.Lifecycle {
-				if !r.Enabled || r.ExpirationDays <= 0 {
-					continue
-				}
-				cutoff := now.Add(-time.Duration(r.ExpirationDays) * 24 * time.Hour)
-				p := meta.ObjectKey(b.Name, r.Prefix)
-				oc := tx.Cursor(meta.Objects)
-				for ok, oraw := oc.Seek(p); meta.HasPrefix(ok, p); ok, oraw = oc.Next() {
-					var v meta.Version
-					if err := meta.Decode(oraw, &v); err != nil {
-						return err
-					}
-					if v.ModTime.Before(cutoff) {
-						_, key, _ := meta.SplitObjectKey(ok)
-						targets = append(targets, target{b.Name, key, cutoff})
-					}
-				}
+			if v.ModTime.Before(cutoff) {
+				_, key, _ := meta.SplitObjectKey(ok)
+				targets = append(targets, target{b.Name, key, cutoff})
 			}
 		}
 		return nil
