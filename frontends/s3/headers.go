@@ -75,6 +75,10 @@ func writeObjectHeaders(w http.ResponseWriter, r *http.Request, info objstore.Ob
 			if checksums {
 				h.Set(k, v)
 			}
+		case strings.HasPrefix(k, "x-amz-meta-"):
+			// Lowercase, as S3 sends them: botocore takes the name
+			// after the prefix as the metadata key, case and all.
+			h[k] = []string{v}
 		default:
 			h.Set(k, v)
 		}

@@ -101,6 +101,10 @@ func (s *Server) uploadPartCopy(w *recorder, req *request) error {
 }
 
 func (s *Server) completeMultipartUpload(w *recorder, req *request) error {
+	// An x-amz-checksum-* header here is the client's checksum of the
+	// whole object (over its parts), not of the XML body. Cairn keeps no
+	// per-part checksums to verify it against, so it is echoed, not stored.
+	algo, objSum, hasSum := req.body.DetachHeaderChecksum()
 	var c completeMultipartUpload
 	if err := decodeXML(req, &c, false); err != nil {
 		return err
@@ -116,6 +120,9 @@ func (s *Server) completeMultipartUpload(w *recorder, req *request) error {
 	}
 	if info.VersionID != objstore.NullVersion {
 		w.Header().Set("x-amz-version-id", info.VersionID)
+	}
+	if hasSum {
+		w.Header().Set("x-amz-checksum-"+algo, objSum)
 	}
 	loc := "http://" + req.Host + "/" + req.bucket + "/" + req.key
 	return writeXML(w, completeMultipartUploadResult{NS: s3NS, Location: loc, Bucket: req.bucket, Key: req.key, ETag: quote(info.ETag)})

@@ -243,3 +243,17 @@ func UnsignedBody(r *http.Request) (*Body, error) {
 	}
 	return newBody(r, nil, payload, nil, nil)
 }
+
+// DetachHeaderChecksum stops checking the body against a checksum declared
+// in an x-amz-checksum-* header and returns that header. On
+// CompleteMultipartUpload the header describes the assembled object, not
+// the XML body, so the face takes it over. A checksum announced for a
+// trailer stays checked (ok is false then). Call it before the first Read.
+func (b *Body) DetachHeaderChecksum() (algo, value string, ok bool) {
+	if b == nil || b.check.algo == "" || b.check.inTrail || b.n > 0 {
+		return "", "", false
+	}
+	algo, value = b.check.algo, b.check.value
+	b.check, b.sum = declaredChecksum{}, nil
+	return algo, value, true
+}
