@@ -376,6 +376,12 @@ func (s *Server) renameObject(w *recorder, req *request) error {
 	if b, k, ok := strings.Cut(src, "/"); ok && b == req.bucket {
 		src = k
 	}
+	if strings.HasSuffix(src, "/") || strings.HasSuffix(req.key, "/") {
+		return apiErr("InvalidRequest", 400, "RenameObject does not rename keys that end with a slash.")
+	}
+	if err := s.checkRenameTimes(req, src); err != nil {
+		return err
+	}
 	err = s.store.Rename(req.Context(), req.bucket, src, req.key, objstore.RenameOptions{
 		IfMatch:     req.Header.Get("x-amz-rename-source-if-match"),
 		IfNoneMatch: req.Header.Get("If-None-Match"),
@@ -385,6 +391,43 @@ func (s *Server) renameObject(w *recorder, req *request) error {
 		return err
 	}
 	w.WriteHeader(http.StatusOK)
+	return nil
+}
+
+// checkRenameTimes applies RenameObject's source ETag exclusion and the
+// time conditions on source and destination (the ETag matches are checked
+// atomically by the store).
+func (s *Server) checkRenameTimes(req *request, src string) error {
+	h := req.Header
+	if inm := h.Get("x-amz-rename-source-if-none-match"); inm != "" || h.Get("x-amz-rename-source-if-modified-since") != "" || h.Get("x-amz-rename-source-if-unmodified-since") != "" {
+		info, err := s.store.Head(req.Context(), req.bucket, src, objstore.GetOptions{})
+		if err != nil {
+			return err
+		}
+		if inm != "" && etagMatches(inm, info.ETag) {
+			return objstore.ErrPreconditionFailed
+		}
+		mod := info.ModTime.Truncate(1e9)
+		if t, ok := httpTime(h.Get("x-amz-rename-source-if-modified-since")); ok && !mod.After(t) {
+			return objstore.ErrPreconditionFailed
+		}
+		if t, ok := httpTime(h.Get("x-amz-rename-source-if-unmodified-since")); ok && mod.After(t) {
+			return objstore.ErrPreconditionFailed
+		}
+	}
+	ms, ok1 := httpTime(h.Get("If-Modified-Since"))
+	us, ok2 := httpTime(h.Get("If-Unmodified-Since"))
+	if !ok1 && !ok2 {
+		return nil
+	}
+	info, err := s.store.Head(req.Context(), req.bucket, req.key, objstore.GetOptions{})
+	if err != nil {
+		return err
+	}
+	mod := info.ModTime.Truncate(1e9)
+	if (ok1 && !mod.After(ms)) || (ok2 && mod.After(us)) {
+		return objstore.ErrPreconditionFailed
+	}
 	return nil
 }
 
