@@ -6,6 +6,7 @@ import (
 	"crypto/md5"
 	"crypto/rand"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"io"
 	"strings"
@@ -248,13 +249,26 @@ func (s *Store) CompleteMultipartUpload(ctx context.Context, bucket, key, upload
 			return ObjectInfo{}, &PartError{Number: p.Number, Err: ErrInvalidPartOrder}
 		}
 	}
+	retryETag := completeETag(parts)
 	var v *meta.Version
+	replay := false
 	err := s.commit(ctx, nil, 0, func(tx meta.Tx) error {
+		replay = false
 		b, err := getBucket(tx, bucket)
 		if err != nil {
 			return err
 		}
 		u, err := getUpload(tx, bucket, key, uploadID)
+		if errors.Is(err, ErrNoSuchUpload) {
+			// A retry of a complete that succeeded (its answer was lost)
+			// gets the same answer, as S3 gives: the key's current
+			// version is this upload with these parts.
+			cur, cerr := currentVersion(tx, bucket, key)
+			if cerr == nil && cur != nil && cur.UploadID == uploadID && cur.ETag == retryETag {
+				v, replay = cur, true
+				return nil
+			}
+		}
 		if err != nil {
 			return err
 		}
@@ -265,7 +279,7 @@ func (s *Store) CompleteMultipartUpload(ctx context.Context, bucket, key, upload
 		if err := checkConds(cur, key, opt.IfMatch, opt.IfNoneMatch); err != nil {
 			return err
 		}
-		v = &meta.Version{ModTime: time.Now().UTC(), ContentType: u.ContentType, Meta: u.Meta}
+		v = &meta.Version{ModTime: time.Now().UTC(), ContentType: u.ContentType, Meta: u.Meta, UploadID: uploadID}
 		listed := map[int]bool{}
 		sums := md5.New()
 		for i, cp := range parts {
@@ -299,8 +313,24 @@ func (s *Store) CompleteMultipartUpload(ctx context.Context, bucket, key, upload
 	if err != nil {
 		return ObjectInfo{}, err
 	}
-	s.notify(Event{Op: OpPut, Bucket: bucket, Key: key})
+	if !replay {
+		s.notify(Event{Op: OpPut, Bucket: bucket, Key: key})
+	}
 	return toInfo(bucket, key, v, true), nil
+}
+
+// completeETag is the S3 ETag of an object made of parts with these
+// ETags ("" when one is not an MD5).
+func completeETag(parts []CompletePart) string {
+	sums := md5.New()
+	for _, p := range parts {
+		raw, err := hex.DecodeString(normETag(p.ETag))
+		if err != nil || len(raw) != md5.Size {
+			return ""
+		}
+		sums.Write(raw)
+	}
+	return fmt.Sprintf("%s-%d", hex.EncodeToString(sums.Sum(nil)), len(parts))
 }
 
 // deleteUpload removes an upload and its parts, dropping the references of

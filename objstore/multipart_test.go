@@ -575,3 +575,41 @@ func TestCopyPart(t *testing.T) {
 		t.Fatal("content differs after the sources were deleted")
 	}
 }
+
+// A complete retried after it succeeded (the answer was lost) gets the
+// same answer; one with other parts, or for another upload, does not.
+func TestCompleteRetry(t *testing.T) {
+	ctx := context.Background()
+	s, _ := newTestStore(t, 4, 2)
+	mustBucket(t, s, "bkt")
+	id, err := s.CreateMultipartUpload(ctx, "bkt", "k", PutOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p1, err := s.PutPart(ctx, "bkt", "k", id, 1, bytes.NewReader([]byte("hello ")), 6, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p2, err := s.PutPart(ctx, "bkt", "k", id, 2, bytes.NewReader([]byte("world")), 5, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	parts := []CompletePart{{1, p1.ETag}, {2, p2.ETag}}
+	first, err := s.CompleteMultipartUpload(ctx, "bkt", "k", id, parts, PutOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	again, err := s.CompleteMultipartUpload(ctx, "bkt", "k", id, parts, PutOptions{})
+	if err != nil || again.ETag != first.ETag || again.VersionID != first.VersionID {
+		t.Fatalf("retry: %+v %v, want %+v", again, err, first)
+	}
+	if _, err := s.CompleteMultipartUpload(ctx, "bkt", "k", id, parts[:1], PutOptions{}); !errors.Is(err, ErrNoSuchUpload) {
+		t.Fatalf("retry with other parts: %v", err)
+	}
+	if _, err := s.CompleteMultipartUpload(ctx, "bkt", "k", "0123456789abcdef0123456789abcdef", parts, PutOptions{}); !errors.Is(err, ErrNoSuchUpload) {
+		t.Fatalf("other upload id: %v", err)
+	}
+	if got := readAll(t, s, "bkt", "k", GetOptions{}); string(got) != "hello world" {
+		t.Fatalf("content %q", got)
+	}
+}

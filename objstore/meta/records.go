@@ -56,6 +56,9 @@ type Version struct {
 	Segments     []Segment         `json:"segs,omitempty"`
 	// PartSizes holds the part sizes of a multipart object, in order.
 	PartSizes []int64 `json:"parts,omitempty"`
+	// UploadID is the multipart upload that made this version, so that a
+	// retried complete of it can be answered again.
+	UploadID string `json:"upid,omitempty"`
 }
 
 // Data describes one erasure-coded data object (one shard file per drive).
