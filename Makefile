@@ -8,10 +8,12 @@ VERSION   ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo de
 LDFLAGS   := -X main.version=$(VERSION)
 GOLANGCI  := $(GO) run github.com/golangci/golangci-lint/v2/cmd/golangci-lint@v2.15.0
 
-# Tools the tests need beyond Go, as command:debian-package pairs. The deps
-# target installs only the missing ones. Empty today; the S3 tests will add
-# e.g. aws:awscli.
-TEST_TOOLS :=
+# Tools the tests need beyond Go, as check:debian-package pairs. The check is
+# a command that must be on PATH, or py.MODULE for a module python3 must
+# import (/usr/bin/python3 when it exists, as the tests prefer it). The deps
+# target installs only the packages whose check fails. The S3 client tests
+# (integration/s3_cli_test.go) use all four.
+TEST_TOOLS := aws:awscli py.boto3:python3-boto3 rclone:rclone s3cmd:s3cmd
 
 .PHONY: all build run deps test bench lint clean
 
@@ -23,13 +25,17 @@ build:
 run: build
 	bin/cairn serve --data $(DATA) --address $(ADDRESS)
 
-# deps installs the test tools listed in TEST_TOOLS that are not on PATH
-# (apt-get, as root or through sudo). A no-op while the list is empty.
+# deps installs the test tools listed in TEST_TOOLS whose check fails
+# (apt-get, as root or through sudo). A no-op when all are present.
 deps:
-	@missing=""; \
+	@py=/usr/bin/python3; [ -x "$$py" ] || py=python3; \
+	missing=""; \
 	for pair in $(TEST_TOOLS); do \
-		cmd=$${pair%%:*}; pkg=$${pair#*:}; \
-		command -v "$$cmd" >/dev/null 2>&1 || missing="$$missing $$pkg"; \
+		check=$${pair%%:*}; pkg=$${pair#*:}; \
+		case "$$check" in \
+		py.*) "$$py" -c "import $${check#py.}" >/dev/null 2>&1 ;; \
+		*) command -v "$$check" >/dev/null 2>&1 ;; \
+		esac || missing="$$missing $$pkg"; \
 	done; \
 	if [ -n "$$missing" ]; then \
 		echo "deps: installing$$missing"; \

@@ -96,6 +96,13 @@ type request struct {
 // ServeHTTP implements http.Handler.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	start := time.Now()
+	if r.ContentLength == 0 && strings.EqualFold(r.Header.Get("Expect"), "100-continue") {
+		// net/http sends "100 Continue" only when a body is read, and an
+		// empty one never is; botocore (aws CLI, boto3) then mistakes the
+		// next response on this connection for the 100 and stalls
+		// (boto/botocore#3755). Answer the expectation explicitly.
+		w.WriteHeader(http.StatusContinue)
+	}
 	rw := &recorder{ResponseWriter: w, status: http.StatusOK}
 	req := &request{Request: r, id: s.requestID()}
 	rw.Header().Set("x-amz-request-id", req.id)
