@@ -31,9 +31,9 @@ func TestS3RenameObject(t *testing.T) {
 	}
 	for _, tc := range []struct {
 		name, src, dst string
-		f               func(*s3.RenameObjectInput)
-		code            string
-		status          int
+		f              func(*s3.RenameObjectInput)
+		code           string
+		status         int
 	}{
 		{"onto an existing key with If-None-Match *", "stage/part-0", "taken",
 			func(in *s3.RenameObjectInput) { in.DestinationIfNoneMatch = aws.String("*") }, "PreconditionFailed", 412},
