@@ -425,7 +425,7 @@ func runS3ACase(t *testing.T, ctx context.Context, env *s3aEnv, bucket string, t
 			state[k] = v
 		}
 	}
-	if c2.deletesSuccessAtSetup() && !(tc.committer == "directory" && tc.mode == s3aFail) {
+	if c2.deletesSuccessAtSetup() && (tc.committer != "directory" || tc.mode != s3aFail) {
 		delete(state, s3aDest+"/_SUCCESS")
 	}
 	if _, ok := state[s3aDest+"/_SUCCESS"]; ok {

@@ -106,13 +106,13 @@ func runUser(ctx context.Context, o userOptions, d deps) error {
 			return fmt.Errorf("admin API answer: %w", err)
 		}
 		tw := tabwriter.NewWriter(d.stdout, 2, 4, 2, ' ', 0)
-		fmt.Fprintln(tw, "ACCESS KEY\tPOLICY\tCREATED")
+		_, _ = fmt.Fprintln(tw, "ACCESS KEY\tPOLICY\tCREATED")
 		for _, u := range res.Users {
 			p := u.Policy
 			if strings.HasPrefix(strings.TrimSpace(p), "{") {
 				p = "(custom)"
 			}
-			fmt.Fprintf(tw, "%s\t%s\t%s\n", u.AccessKey, p, u.Created.Format(time.RFC3339))
+			_, _ = fmt.Fprintf(tw, "%s\t%s\t%s\n", u.AccessKey, p, u.Created.Format(time.RFC3339))
 		}
 		return tw.Flush()
 	}
