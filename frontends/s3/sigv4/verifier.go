@@ -9,6 +9,7 @@ import (
 	"io"
 	"net/http"
 	"slices"
+	"sync"
 	"time"
 )
 
@@ -42,6 +43,35 @@ type Verifier struct {
 	// for non-S3 services omit it). Zero means DefaultMaxUnhashedBody;
 	// negative refuses such requests unless their body is empty.
 	MaxUnhashedBody int64
+
+	keys keyCache // derived signing keys, by secret and scope
+}
+
+// keyCache keeps derived signing keys: a key depends only on the secret,
+// the day, the region and the service, so every request of a client on a
+// day shares it (four HMACs saved per request).
+type keyCache struct {
+	mu   sync.Mutex // protects keys
+	keys map[string][]byte
+}
+
+// maxCachedKeys bounds the cache; it is emptied when full (a new day, or
+// many users).
+const maxCachedKeys = 4096
+
+func (c *keyCache) get(sc scope, secret string) []byte {
+	id := secret + "\x00" + sc.date + "\x00" + sc.region + "\x00" + sc.service
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if k, ok := c.keys[id]; ok {
+		return k
+	}
+	if c.keys == nil || len(c.keys) >= maxCachedKeys {
+		c.keys = map[string][]byte{}
+	}
+	k := sc.signingKey(secret)
+	c.keys[id] = k
+	return k
 }
 
 // Auth is what a verified request proved.
@@ -186,7 +216,7 @@ func (v *Verifier) verifyHeader(r *http.Request, authz string) (Auth, *Body, err
 	if err != nil {
 		return Auth{}, nil, err
 	}
-	sg := signer{key: cred.scope.signingKey(secret), amzDate: amzDate, scope: cred.scope}
+	sg := signer{key: v.keys.get(cred.scope, secret), amzDate: amzDate, scope: cred.scope}
 	if err := matchSignature(r, sg, cred, query, payload); err != nil {
 		return Auth{}, nil, err
 	}
@@ -273,7 +303,7 @@ func (v *Verifier) verifyPresigned(r *http.Request) (Auth, *Body, error) {
 	if err != nil {
 		return Auth{}, nil, err
 	}
-	sg := signer{key: p.scope.signingKey(secret), amzDate: p.amzDate, scope: p.scope}
+	sg := signer{key: v.keys.get(p.scope, secret), amzDate: p.amzDate, scope: p.scope}
 	if err := matchSignature(r, sg, p.credential, query, p.payload); err != nil {
 		return Auth{}, nil, err
 	}
