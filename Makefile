@@ -12,7 +12,7 @@ GOLANGCI  := $(GO) run github.com/golangci/golangci-lint/v2/cmd/golangci-lint@v2
 # a command that must be on PATH, or py.MODULE for a module python3 must
 # import (/usr/bin/python3 when it exists, as the tests prefer it). The deps
 # target installs only the packages whose check fails. The S3 client tests
-# (integration/s3_cli_test.go) use all four.
+# (integration/s3_cli_*_test.go) use all four.
 TEST_TOOLS := aws:awscli py.boto3:python3-boto3 rclone:rclone s3cmd:s3cmd
 
 .PHONY: all build run deps test bench lint clean

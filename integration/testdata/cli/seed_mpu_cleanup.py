@@ -1,6 +1,6 @@
-# The boto3 snippets of /work/shared/seeds/002_cfbb51767713d168.txt (an S3A
+# The boto3 snippets of ../shared/seeds/002_cfbb51767713d168.txt (an S3A
 # committer explainer), verbatim. The seed's copy lost its indentation; it is
-# restored here, nothing else is changed. s3_cli_test.go runs this file with
+# restored here, nothing else is changed. s3_cli_boto3_test.go runs this file with
 # exec() after pointing boto3.client at the test server, creating the bucket
 # my-data-lake and two incomplete multipart uploads in it.
 
