@@ -52,8 +52,11 @@ func metaFromRequest(h http.Header) (map[string]string, error) {
 	return m, nil
 }
 
-// writeObjectHeaders sets the headers describing an object version.
-func writeObjectHeaders(w http.ResponseWriter, r *http.Request, info objstore.ObjectInfo) {
+// writeObjectHeaders sets the headers describing an object version. whole
+// says the response carries the whole object: a stored checksum covers
+// the whole object and clients check any checksum header against the bytes
+// they get, so S3 sends none with a part of it.
+func writeObjectHeaders(w http.ResponseWriter, r *http.Request, info objstore.ObjectInfo, whole bool) {
 	h := w.Header()
 	ct := info.ContentType
 	if ct == "" {
@@ -68,7 +71,7 @@ func writeObjectHeaders(w http.ResponseWriter, r *http.Request, info objstore.Ob
 	} else if info.VersionID == objstore.NullVersion && r.URL.Query().Get("versionId") != "" {
 		h.Set("x-amz-version-id", objstore.NullVersion)
 	}
-	checksums := strings.EqualFold(r.Header.Get("x-amz-checksum-mode"), "ENABLED")
+	checksums := whole && strings.EqualFold(r.Header.Get("x-amz-checksum-mode"), "ENABLED")
 	for k, v := range info.Meta {
 		switch {
 		case strings.HasPrefix(k, "x-amz-checksum-"):

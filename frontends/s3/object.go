@@ -184,17 +184,7 @@ func (s *Server) serveObject(w *recorder, req *request, withBody bool) error {
 			start, length, partial = st, ln, true
 		}
 	}
-	writeObjectHeaders(w, req.Request, info)
-	if partial && (start != 0 || length != info.Size) {
-		// A stored checksum covers the whole object; clients validate
-		// any checksum header against the bytes they get, so S3 sends
-		// none with a part of the object.
-		for k := range w.Header() {
-			if strings.HasPrefix(strings.ToLower(k), "x-amz-checksum-") {
-				w.Header().Del(k)
-			}
-		}
-	}
+	writeObjectHeaders(w, req.Request, info, start == 0 && length == info.Size)
 	w.Header().Set("Content-Length", fmtInt(length))
 	status := http.StatusOK
 	if partial {
