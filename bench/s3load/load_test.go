@@ -1,0 +1,50 @@
+package s3load
+
+import (
+	"context"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+)
+
+// A fake endpoint that checks the requests are signed and answers them.
+func TestRun(t *testing.T) {
+	var puts, gets, unsigned atomic.Int64
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if !strings.HasPrefix(r.Header.Get("Authorization"), "AWS4-HMAC-SHA256 ") {
+			unsigned.Add(1)
+		}
+		switch r.Method {
+		case http.MethodPut:
+			_, _ = io.Copy(io.Discard, r.Body)
+			puts.Add(1)
+		case http.MethodGet:
+			gets.Add(1)
+			_, _ = w.Write(make([]byte, 4096))
+		}
+	}))
+	defer srv.Close()
+	for _, op := range []string{"put", "get"} {
+		res, err := Run(context.Background(), Options{Endpoint: srv.URL, AccessKey: "ak", SecretKey: "sk", Bucket: "b",
+			Op: op, Size: 4096, Clients: 4, Duration: 200 * time.Millisecond, Keys: 8})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.Ops == 0 || res.Errors != 0 || res.OpsPerS <= 0 || res.P99 < res.P50 {
+			t.Fatalf("%s: %+v", op, res)
+		}
+		if !strings.Contains(res.String(), op+" 4KiB x4") {
+			t.Fatalf("summary %q", res.String())
+		}
+	}
+	if unsigned.Load() != 0 || gets.Load() == 0 || puts.Load() < 8 {
+		t.Fatalf("puts %d gets %d unsigned %d", puts.Load(), gets.Load(), unsigned.Load())
+	}
+	if _, err := Run(context.Background(), Options{Endpoint: srv.URL, Op: "delete", Size: 1, Clients: 1, Duration: time.Second}); err == nil {
+		t.Fatal("unknown op accepted")
+	}
+}
