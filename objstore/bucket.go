@@ -44,7 +44,7 @@ func IsSystemBucket(name string) bool { return strings.HasPrefix(name, ".") }
 // (delete markers included) and no incomplete multipart upload.
 func (s *Store) DeleteBucket(ctx context.Context, name string) error {
 	return s.commit(ctx, nil, 0, func(tx meta.Tx) error {
-		if _, err := getBucket(tx, name); err != nil {
+		if err := requireBucket(tx, name); err != nil {
 			return err
 		}
 		p := meta.BucketPrefix(name)

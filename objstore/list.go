@@ -29,7 +29,7 @@ func (s *Store) List(ctx context.Context, bucket string, opt ListOptions) (ListP
 	}
 	var page ListPage
 	err = s.idx.View(ctx, func(tx meta.Tx) error {
-		if _, err := getBucket(tx, bucket); err != nil {
+		if err := requireBucket(tx, bucket); err != nil {
 			return err
 		}
 		bp := meta.BucketPrefix(bucket)
@@ -123,7 +123,7 @@ func (s *Store) ListVersions(ctx context.Context, bucket string, opt ListVersion
 	}
 	var page VersionsPage
 	err = s.idx.View(ctx, func(tx meta.Tx) error {
-		if _, err := getBucket(tx, bucket); err != nil {
+		if err := requireBucket(tx, bucket); err != nil {
 			return err
 		}
 		bp := meta.BucketPrefix(bucket)

@@ -51,7 +51,7 @@ func (s *Store) CreateMultipartUpload(ctx context.Context, bucket, key string, o
 	}
 	id := hex.EncodeToString(raw[:])
 	err := s.commit(ctx, nil, 0, func(tx meta.Tx) error {
-		if _, err := getBucket(tx, bucket); err != nil {
+		if err := requireBucket(tx, bucket); err != nil {
 			return err
 		}
 		u := meta.Upload{Bucket: bucket, Key: key, UploadID: id, Initiated: time.Now().UTC(),
@@ -145,7 +145,7 @@ func (s *Store) checkUpload(ctx context.Context, bucket, key, id string) error {
 		return err
 	}
 	return s.idx.View(ctx, func(tx meta.Tx) error {
-		if _, err := getBucket(tx, bucket); err != nil {
+		if err := requireBucket(tx, bucket); err != nil {
 			return err
 		}
 		_, err := getUpload(tx, bucket, key, id)
@@ -368,7 +368,7 @@ func (s *Store) AbortMultipartUpload(ctx context.Context, bucket, key, uploadID 
 		return err
 	}
 	return s.commit(ctx, nil, 0, func(tx meta.Tx) error {
-		if _, err := getBucket(tx, bucket); err != nil {
+		if err := requireBucket(tx, bucket); err != nil {
 			return err
 		}
 		u, err := getUpload(tx, bucket, key, uploadID)
@@ -394,7 +394,7 @@ func (s *Store) ListMultipartUploads(ctx context.Context, bucket string, opt Lis
 		return nil, false, err
 	}
 	err = s.idx.View(ctx, func(tx meta.Tx) error {
-		if _, err := getBucket(tx, bucket); err != nil {
+		if err := requireBucket(tx, bucket); err != nil {
 			return err
 		}
 		full := meta.ObjectKey(bucket, opt.Prefix)
@@ -433,7 +433,7 @@ func (s *Store) ListParts(ctx context.Context, bucket, key, uploadID string, mar
 		return nil, false, err
 	}
 	err = s.idx.View(ctx, func(tx meta.Tx) error {
-		if _, err := getBucket(tx, bucket); err != nil {
+		if err := requireBucket(tx, bucket); err != nil {
 			return err
 		}
 		if _, err := getUpload(tx, bucket, key, uploadID); err != nil {

@@ -79,7 +79,7 @@ func (s *Store) precheckWrite(ctx context.Context, bucket, key, ifMatch, ifNoneM
 		return err
 	}
 	return s.idx.View(ctx, func(tx meta.Tx) error {
-		if _, err := getBucket(tx, bucket); err != nil {
+		if err := requireBucket(tx, bucket); err != nil {
 			return err
 		}
 		if ifMatch == "" && ifNoneMatch == "" {

@@ -1,6 +1,7 @@
 package objstore
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -36,7 +37,7 @@ func (s *Store) Head(ctx context.Context, bucket, key string, opt GetOptions) (O
 // lookupVersion finds the version a read addresses and says whether it is
 // the newest one.
 func lookupVersion(tx meta.Tx, bucket, key, vid string) (*meta.Version, bool, error) {
-	if _, err := getBucket(tx, bucket); err != nil {
+	if err := requireBucket(tx, bucket); err != nil {
 		return nil, false, err
 	}
 	if err := ValidateKey(key); err != nil {
@@ -316,7 +317,14 @@ func (s *Store) shardOpener(ctx context.Context, i int, id string, d meta.Data) 
 		if err != nil {
 			return nil, nil, err
 		}
-		return io.NewSectionReader(f, d.Off, d.Len), func() {}, nil
+		// A packed record is small: one read brings header and blocks,
+		// where reading through the file would cost one per part.
+		rec := make([]byte, d.Len)
+		n, err := f.ReadAt(rec, d.Off)
+		if err != nil && !errors.Is(err, io.EOF) {
+			return nil, nil, err
+		}
+		return bytes.NewReader(rec[:n]), func() {}, nil
 	}
 }
 

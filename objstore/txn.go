@@ -23,6 +23,15 @@ func getBucket(tx meta.Tx, name string) (*meta.Bucket, error) {
 	return &b, nil
 }
 
+// requireBucket fails with ErrNoSuchBucket unless the bucket exists; it
+// does not decode the record (hot paths only need to know).
+func requireBucket(tx meta.Tx, name string) error {
+	if tx.Get(meta.Buckets, []byte(name)) == nil {
+		return fmt.Errorf("%w: %s", ErrNoSuchBucket, name)
+	}
+	return nil
+}
+
 // currentVersion returns the key's current version, nil when it has none.
 func currentVersion(tx meta.Tx, bucket, key string) (*meta.Version, error) {
 	raw := tx.Get(meta.Objects, meta.ObjectKey(bucket, key))
