@@ -51,6 +51,18 @@ func (e encoder) name() string {
 	return ""
 }
 
+// listParams reads the query, its page size (under maxName) and its
+// encoding-type, which every listing takes.
+func listParams(req *request, maxName string) (url.Values, int, encoder, error) {
+	q := req.URL.Query()
+	max, err := maxKeysParam(q.Get(maxName))
+	if err != nil {
+		return nil, 0, false, err
+	}
+	e, err := newEncoder(q.Get("encoding-type"))
+	return q, max, e, err
+}
+
 // listPage runs one store listing; MaxKeys 0 answers an empty page.
 func (s *Server) listPage(req *request, opt objstore.ListOptions) (objstore.ListPage, error) {
 	if opt.MaxKeys == 0 {
@@ -61,12 +73,7 @@ func (s *Server) listPage(req *request, opt objstore.ListOptions) (objstore.List
 }
 
 func (s *Server) listObjectsV1(w *recorder, req *request) error {
-	q := req.URL.Query()
-	max, err := maxKeysParam(q.Get("max-keys"))
-	if err != nil {
-		return err
-	}
-	e, err := newEncoder(q.Get("encoding-type"))
+	q, max, e, err := listParams(req, "max-keys")
 	if err != nil {
 		return err
 	}
@@ -86,12 +93,7 @@ func (s *Server) listObjectsV1(w *recorder, req *request) error {
 }
 
 func (s *Server) listObjectsV2(w *recorder, req *request) error {
-	q := req.URL.Query()
-	max, err := maxKeysParam(q.Get("max-keys"))
-	if err != nil {
-		return err
-	}
-	e, err := newEncoder(q.Get("encoding-type"))
+	q, max, e, err := listParams(req, "max-keys")
 	if err != nil {
 		return err
 	}
@@ -139,12 +141,7 @@ func fillList(res *listBucketResult, page objstore.ListPage, e encoder, own *own
 func ptr[T any](v T) *T { return &v }
 
 func (s *Server) listObjectVersions(w *recorder, req *request) error {
-	q := req.URL.Query()
-	max, err := maxKeysParam(q.Get("max-keys"))
-	if err != nil {
-		return err
-	}
-	e, err := newEncoder(q.Get("encoding-type"))
+	q, max, e, err := listParams(req, "max-keys")
 	if err != nil {
 		return err
 	}

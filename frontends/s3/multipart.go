@@ -168,12 +168,7 @@ func (s *Server) listParts(w *recorder, req *request) error {
 // listMultipartUploads lists uploads by key and upload id, rolling keys up
 // to the delimiter into common prefixes.
 func (s *Server) listMultipartUploads(w *recorder, req *request) error {
-	q := req.URL.Query()
-	max, err := maxKeysParam(q.Get("max-uploads"))
-	if err != nil {
-		return err
-	}
-	e, err := newEncoder(q.Get("encoding-type"))
+	q, max, e, err := listParams(req, "max-uploads")
 	if err != nil {
 		return err
 	}
