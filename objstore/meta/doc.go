@@ -23,6 +23,9 @@
 //	packs     <segment:8 BE>              -> PackInfo: a pack segment of small data
 //	packdata  <segment:8 BE><data id:16>  -> "" for each data record (live or garbage) in the segment
 //
+// Version and Data records, read on every object access, are a compact
+// binary form (binary.go documents it); every other record is JSON.
+//
 // ^seq is the bitwise complement of a store-wide sequence number, big
 // endian, so the newest version of a key sorts first.
 //

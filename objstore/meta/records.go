@@ -114,8 +114,19 @@ type Part struct {
 	Segments []Segment `json:"segs"`
 }
 
-// Encode marshals a record.
+// Encode marshals a record: Version and Data in their binary form (see
+// binary.go), the others as JSON.
 func Encode(v any) []byte {
+	switch x := v.(type) {
+	case *Version:
+		return encodeVersion(x)
+	case Version:
+		return encodeVersion(&x)
+	case *Data:
+		return encodeData(x)
+	case Data:
+		return encodeData(&x)
+	}
 	b, err := json.Marshal(v)
 	if err != nil {
 		panic(fmt.Sprintf("meta: encode %T: %v", v, err)) // records are plain data; cannot fail
@@ -125,6 +136,9 @@ func Encode(v any) []byte {
 
 // Decode unmarshals a record, wrapping ErrCorruptRecord on failure.
 func Decode(raw []byte, v any) error {
+	if len(raw) > 0 && raw[0] == binaryTag {
+		return decodeBinary(raw, v)
+	}
 	if err := json.Unmarshal(raw, v); err != nil {
 		return fmt.Errorf("%w: %T: %v", ErrCorruptRecord, v, err)
 	}
