@@ -26,6 +26,27 @@ type newData struct {
 	quorum int
 }
 
+// encodeBody streams body (size bytes, or until EOF when size < 0)
+// through the ETag hash into w, always closes w (which stops its
+// goroutines), and checks the Content-MD5 the caller declared.
+func encodeBody(w *erasure.Writer, body io.Reader, size int64, h hash.Hash, wantMD5 []byte) (int64, error) {
+	src := body
+	if size > 0 {
+		src = io.LimitReader(body, size)
+	}
+	n, err := io.Copy(w, io.TeeReader(src, h))
+	if err == nil && size > 0 && n < size {
+		err = fmt.Errorf("%w: got %d of %d bytes", ErrIncompleteBody, n, size)
+	}
+	if cerr := w.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return n, wrapWriteErr(err)
+	}
+	return n, checkDigest(h, wantMD5)
+}
+
 func (d *newData) packed() bool { return d.rec.Pack != 0 }
 
 // segment is the whole of the data as one segment.
@@ -84,28 +105,14 @@ func (s *Store) writeData(ctx context.Context, bucket, key string, body io.Reade
 		cleanup()
 		return nil, nil, wrapWriteErr(err)
 	}
-	src := body
-	if size > 0 {
-		src = io.LimitReader(body, size)
-	}
-	n, err := io.Copy(w, io.TeeReader(src, h))
-	if err == nil && size > 0 && n < size {
-		err = fmt.Errorf("%w: got %d of %d bytes", ErrIncompleteBody, n, size)
-	}
-	if cerr := w.Close(); err == nil {
-		err = cerr // Close always runs: it stops the writer's goroutines
-	}
+	n, err := encodeBody(w, body, size, h, wantMD5)
 	if err != nil {
 		cleanup()
-		return nil, nil, wrapWriteErr(err)
+		return nil, nil, err
 	}
 	if n == 0 {
 		cleanup()
-		return nil, h.Sum(nil), checkDigest(h, wantMD5)
-	}
-	if err := checkDigest(h, wantMD5); err != nil {
-		cleanup()
-		return nil, nil, err
+		return nil, h.Sum(nil), nil
 	}
 	failed := map[int]bool{}
 	for _, i := range w.Failed() {
@@ -134,7 +141,6 @@ func (s *Store) writeData(ctx context.Context, bucket, key string, body io.Reade
 		id: id,
 		rec: meta.Data{K: k, M: m, BlockSize: bs, Size: n, Bucket: bucket, Key: key,
 			Created: time.Now().UTC()},
-		md5:    h.Sum(nil),
 		shards: shards,
 		quorum: quorum,
 	}, h.Sum(nil), nil
@@ -197,17 +203,8 @@ func (s *Store) writePacked(ctx context.Context, bucket, key string, body io.Rea
 	if err != nil {
 		return nil, nil, wrapWriteErr(err)
 	}
-	n, err := io.Copy(w, io.TeeReader(io.LimitReader(body, size), h))
-	if err == nil && n < size {
-		err = fmt.Errorf("%w: got %d of %d bytes", ErrIncompleteBody, n, size)
-	}
-	if cerr := w.Close(); err == nil {
-		err = cerr
-	}
+	n, err := encodeBody(w, body, size, h, wantMD5)
 	if err != nil {
-		return nil, nil, wrapWriteErr(err)
-	}
-	if err := checkDigest(h, wantMD5); err != nil {
 		return nil, nil, err
 	}
 	recs := make([][]byte, len(s.drives))
@@ -232,7 +229,6 @@ func (s *Store) writePacked(ctx context.Context, bucket, key string, body io.Rea
 		id: id,
 		rec: meta.Data{K: k, M: m, BlockSize: bs, Size: n, Bucket: bucket, Key: key,
 			Created: time.Now().UTC(), Pack: seg, Off: off, Len: recLen},
-		md5:    h.Sum(nil),
 		shards: shards,
 		quorum: quorum,
 	}, h.Sum(nil), nil
