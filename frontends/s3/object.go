@@ -8,6 +8,7 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/cairnstore/cairn/objstore"
 )
@@ -330,22 +331,37 @@ func (s *Server) copyObject(w *recorder, req *request) error {
 	return writeXML(w, copyObjectResult{NS: s3NS, LastModified: iso8601(info.ModTime), ETag: quote(info.ETag)})
 }
 
-// checkCopySourceTimes applies x-amz-copy-source-if-(un)modified-since.
+// checkCopySourceTimes applies x-amz-copy-source-if-(un)modified-since;
+// as S3, an ETag condition on the source takes precedence over the date
+// paired with it.
 func (s *Server) checkCopySourceTimes(req *request, bucket, key, version string) error {
-	ms, ok1 := httpTime(req.Header.Get("x-amz-copy-source-if-modified-since"))
-	us, ok2 := httpTime(req.Header.Get("x-amz-copy-source-if-unmodified-since"))
-	if !ok1 && !ok2 {
+	h := req.Header
+	mod, unmod := h.Get("x-amz-copy-source-if-modified-since"), h.Get("x-amz-copy-source-if-unmodified-since")
+	if h.Get("x-amz-copy-source-if-none-match") != "" {
+		mod = ""
+	}
+	if h.Get("x-amz-copy-source-if-match") != "" {
+		unmod = ""
+	}
+	return s.checkObjectConds(req, bucket, key, version, "", mod, unmod)
+}
+
+// checkObjectConds heads bucket/key (at version) when any condition is
+// given, and fails with PreconditionFailed when its ETag matches
+// ifNoneMatch, or it was not modified since ifModified, or it was modified
+// since ifUnmodified (HTTP dates; unparsable ones are ignored).
+func (s *Server) checkObjectConds(req *request, bucket, key, version, ifNoneMatch, ifModified, ifUnmodified string) error {
+	ms, ok1 := httpTime(ifModified)
+	us, ok2 := httpTime(ifUnmodified)
+	if ifNoneMatch == "" && !ok1 && !ok2 {
 		return nil
 	}
 	info, err := s.store.Head(req.Context(), bucket, key, objstore.GetOptions{VersionID: version})
 	if err != nil {
 		return err
 	}
-	mod := info.ModTime.Truncate(1e9)
-	if ok1 && !mod.After(ms) && req.Header.Get("x-amz-copy-source-if-none-match") == "" {
-		return objstore.ErrPreconditionFailed
-	}
-	if ok2 && mod.After(us) && req.Header.Get("x-amz-copy-source-if-match") == "" {
+	mod := info.ModTime.Truncate(time.Second)
+	if (ifNoneMatch != "" && etagMatches(ifNoneMatch, info.ETag)) || (ok1 && !mod.After(ms)) || (ok2 && mod.After(us)) {
 		return objstore.ErrPreconditionFailed
 	}
 	return nil
@@ -389,36 +405,11 @@ func (s *Server) renameObject(w *recorder, req *request) error {
 // atomically by the store).
 func (s *Server) checkRenameTimes(req *request, src string) error {
 	h := req.Header
-	if inm := h.Get("x-amz-rename-source-if-none-match"); inm != "" || h.Get("x-amz-rename-source-if-modified-since") != "" || h.Get("x-amz-rename-source-if-unmodified-since") != "" {
-		info, err := s.store.Head(req.Context(), req.bucket, src, objstore.GetOptions{})
-		if err != nil {
-			return err
-		}
-		if inm != "" && etagMatches(inm, info.ETag) {
-			return objstore.ErrPreconditionFailed
-		}
-		mod := info.ModTime.Truncate(1e9)
-		if t, ok := httpTime(h.Get("x-amz-rename-source-if-modified-since")); ok && !mod.After(t) {
-			return objstore.ErrPreconditionFailed
-		}
-		if t, ok := httpTime(h.Get("x-amz-rename-source-if-unmodified-since")); ok && mod.After(t) {
-			return objstore.ErrPreconditionFailed
-		}
-	}
-	ms, ok1 := httpTime(h.Get("If-Modified-Since"))
-	us, ok2 := httpTime(h.Get("If-Unmodified-Since"))
-	if !ok1 && !ok2 {
-		return nil
-	}
-	info, err := s.store.Head(req.Context(), req.bucket, req.key, objstore.GetOptions{})
-	if err != nil {
+	if err := s.checkObjectConds(req, req.bucket, src, "", h.Get("x-amz-rename-source-if-none-match"),
+		h.Get("x-amz-rename-source-if-modified-since"), h.Get("x-amz-rename-source-if-unmodified-since")); err != nil {
 		return err
 	}
-	mod := info.ModTime.Truncate(1e9)
-	if (ok1 && !mod.After(ms)) || (ok2 && mod.After(us)) {
-		return objstore.ErrPreconditionFailed
-	}
-	return nil
+	return s.checkObjectConds(req, req.bucket, req.key, "", "", h.Get("If-Modified-Since"), h.Get("If-Unmodified-Since"))
 }
 
 func (s *Server) getObjectAttributes(w *recorder, req *request) error {
