@@ -21,7 +21,6 @@ import (
 type newData struct {
 	id     erasure.DataID
 	rec    meta.Data
-	md5    []byte
 	shards []int // drives holding a shard
 	quorum int
 }
