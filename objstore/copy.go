@@ -1,6 +1,7 @@
 package objstore
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"strings"
@@ -13,6 +14,12 @@ import (
 // source version. No byte is copied: the new version references the same
 // data. ETag and size are the source's.
 func (s *Store) Copy(ctx context.Context, srcBucket, srcKey, dstBucket, dstKey string, opt CopyOptions) (ObjectInfo, error) {
+	if err := s.pending.waitKey(ctx, srcBucket, srcKey); err != nil {
+		return ObjectInfo{}, err
+	}
+	if err := s.pending.waitKey(ctx, dstBucket, dstKey); err != nil {
+		return ObjectInfo{}, err
+	}
 	if err := s.checkOpen(); err != nil {
 		return ObjectInfo{}, err
 	}
@@ -77,6 +84,11 @@ func (s *Store) Copy(ctx context.Context, srcBucket, srcKey, dstBucket, dstKey s
 // would (a delete marker in a versioned bucket). ErrNoSuchKey when from
 // has no current version.
 func (s *Store) Rename(ctx context.Context, bucket, from, to string, opt RenameOptions) error {
+	for _, k := range []string{from, to} {
+		if err := s.pending.waitKey(ctx, bucket, k); err != nil {
+			return err
+		}
+	}
 	if err := s.checkOpen(); err != nil {
 		return err
 	}
@@ -142,6 +154,11 @@ func renameOne(tx meta.Tx, b *meta.Bucket, from, to string, src *meta.Version) e
 // key exists under to. Prefixes nested in each other are
 // ErrInvalidArgument. It returns the number of keys renamed.
 func (s *Store) RenamePrefix(ctx context.Context, bucket, from, to string, opt RenameOptions) (int, error) {
+	for _, p := range []string{from, to} {
+		if err := s.pending.waitPrefix(ctx, bucket, p); err != nil {
+			return 0, err
+		}
+	}
 	if err := s.checkOpen(); err != nil {
 		return 0, err
 	}
@@ -168,6 +185,15 @@ func (s *Store) RenamePrefix(ctx context.Context, bucket, from, to string, opt R
 		}
 		if opt.IfNoneMatch == "*" {
 			p := meta.ObjectKey(bucket, to)
+			c := tx.Cursor(meta.Objects)
+			k, _ := c.Seek(p)
+			if meta.HasPrefix(k, p) && opt.ReplaceMarker && bytes.Equal(k, p) {
+				if k, _ = c.Next(); !meta.HasPrefix(k, p) {
+					if _, err := deleteCurrent(tx, b, to); err != nil {
+						return err
+					}
+				}
+			}
 			if k, _ := tx.Cursor(meta.Objects).Seek(p); meta.HasPrefix(k, p) {
 				return fmt.Errorf("%w: keys exist under %q", ErrPreconditionFailed, to)
 			}

@@ -14,6 +14,9 @@ import (
 // opt.VersionID that version is removed for good (ErrNoSuchVersion when
 // unknown) and the next newest becomes current.
 func (s *Store) Delete(ctx context.Context, bucket, key string, opt DeleteOptions) (DeleteResult, error) {
+	if err := s.pending.waitKey(ctx, bucket, key); err != nil {
+		return DeleteResult{}, err
+	}
 	if err := s.checkOpen(); err != nil {
 		return DeleteResult{}, err
 	}

@@ -20,6 +20,9 @@ const past = "\xff"
 // keys sharing a prefix up to the delimiter rolled into CommonPrefixes.
 // The whole page comes from one index snapshot.
 func (s *Store) List(ctx context.Context, bucket string, opt ListOptions) (ListPage, error) {
+	if err := s.pending.waitPrefix(ctx, bucket, opt.Prefix); err != nil {
+		return ListPage{}, err
+	}
 	max, err := maxKeys(opt.MaxKeys)
 	if err != nil {
 		return ListPage{}, err
@@ -111,6 +114,9 @@ func commonPrefix(key, prefix, delim string) (string, bool) {
 // ListVersions returns one page of every version and delete marker of the
 // bucket, in key order and newest first within a key.
 func (s *Store) ListVersions(ctx context.Context, bucket string, opt ListVersionsOptions) (VersionsPage, error) {
+	if err := s.pending.waitPrefix(ctx, bucket, opt.Prefix); err != nil {
+		return VersionsPage{}, err
+	}
 	max, err := maxKeys(opt.MaxKeys)
 	if err != nil {
 		return VersionsPage{}, err

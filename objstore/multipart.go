@@ -159,6 +159,9 @@ func (s *Store) checkUpload(ctx context.Context, bucket, key, id string) error {
 // whole of a single-part object is copied, otherwise computed by reading
 // the range.
 func (s *Store) CopyPart(ctx context.Context, bucket, key, uploadID string, n int, srcBucket, srcKey, srcVersionID string, offset, length int64) (PartInfo, error) {
+	if err := s.pending.waitKey(ctx, srcBucket, srcKey); err != nil {
+		return PartInfo{}, err
+	}
 	if err := validatePartNumber(n); err != nil {
 		return PartInfo{}, err
 	}
@@ -229,6 +232,9 @@ func sliceSegments(segs []meta.Segment, off, n int64) []meta.Segment {
 // size (ErrEntityTooSmall); failures are *PartError. Unlisted parts are
 // released. The ETag is the MD5 of the parts' MD5s followed by "-N".
 func (s *Store) CompleteMultipartUpload(ctx context.Context, bucket, key, uploadID string, parts []CompletePart, opt PutOptions) (ObjectInfo, error) {
+	if err := s.pending.waitKey(ctx, bucket, key); err != nil {
+		return ObjectInfo{}, err
+	}
 	if err := s.checkOpen(); err != nil {
 		return ObjectInfo{}, err
 	}

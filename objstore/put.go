@@ -2,10 +2,7 @@ package objstore
 
 import (
 	"context"
-	"encoding/hex"
 	"io"
-	"maps"
-	"time"
 
 	"github.com/cairnstore/cairn/objstore/meta"
 )
@@ -24,41 +21,8 @@ func (s *Store) Put(ctx context.Context, bucket, key string, body io.Reader, siz
 	if err != nil {
 		return ObjectInfo{}, err
 	}
-	v := &meta.Version{
-		ETag:        hex.EncodeToString(sum),
-		ModTime:     time.Now().UTC(),
-		ContentType: opt.ContentType,
-		Meta:        opt.Meta,
-	}
-	if opt.FinalMeta != nil {
-		v.Meta = maps.Clone(opt.Meta)
-		if v.Meta == nil {
-			v.Meta = map[string]string{}
-		}
-		opt.FinalMeta(v.Meta)
-	}
-	if d != nil {
-		v.Size = d.rec.Size
-		v.Segments = []meta.Segment{d.segment()}
-	}
-	err = s.commitData(ctx, d, func(tx meta.Tx) error {
-		b, err := getBucket(tx, bucket)
-		if err != nil {
-			return err
-		}
-		cur, err := currentVersion(tx, bucket, key)
-		if err != nil {
-			return err
-		}
-		if err := checkConds(cur, key, opt.IfMatch, opt.IfNoneMatch); err != nil {
-			return err
-		}
-		if err := addRefs(tx, v.Segments); err != nil {
-			return err
-		}
-		return installVersion(tx, b, key, v)
-	})
-	if err != nil {
+	v, fn := s.putVersion(bucket, key, d, sum, opt)
+	if err := s.commitData(ctx, d, fn); err != nil {
 		return ObjectInfo{}, err
 	}
 	s.notify(Event{Op: OpPut, Bucket: bucket, Key: key})
@@ -73,6 +37,9 @@ func (s *Store) precheckWrite(ctx context.Context, bucket, key, ifMatch, ifNoneM
 		return err
 	}
 	if err := ValidateKey(key); err != nil {
+		return err
+	}
+	if err := s.pending.waitKey(ctx, bucket, key); err != nil {
 		return err
 	}
 	if err := validateIfNoneMatch(ifNoneMatch); err != nil {

@@ -19,6 +19,9 @@ import (
 // ErrNoSuchVersion for an unknown version id; a delete marker addressed by
 // version id is returned with DeleteMarker set and ErrDeleteMarker.
 func (s *Store) Head(ctx context.Context, bucket, key string, opt GetOptions) (ObjectInfo, error) {
+	if err := s.pending.waitKey(ctx, bucket, key); err != nil {
+		return ObjectInfo{}, err
+	}
 	var info ObjectInfo
 	err := s.idx.View(ctx, func(tx meta.Tx) error {
 		v, latest, err := lookupVersion(tx, bucket, key, opt.VersionID)
@@ -88,6 +91,9 @@ type readSegment struct {
 // opt.VersionID; errors as Head. The caller must Close it. ctx bounds the
 // reads made through it.
 func (s *Store) Open(ctx context.Context, bucket, key string, opt GetOptions) (*ObjectReader, error) {
+	if err := s.pending.waitKey(ctx, bucket, key); err != nil {
+		return nil, err
+	}
 	if err := s.checkOpen(); err != nil {
 		return nil, err
 	}

@@ -49,6 +49,8 @@ type Store struct {
 
 	watch watchers
 
+	pending pendingSet // asynchronous puts not yet committed
+
 	md5srv      md5simd.Server // multi-stream MD5 for concurrent large writes
 	largeWrites atomic.Int32   // large writes in flight
 
@@ -119,6 +121,7 @@ func open(ctx context.Context, opt Options) (*Store, error) {
 		_ = idx.Close()
 		return nil, err
 	}
+	s.pending.init()
 	cctx, cancel := context.WithCancel(context.Background())
 	s.stopCommit = cancel
 	s.committerWG.Add(1)

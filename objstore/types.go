@@ -79,6 +79,11 @@ type RenameOptions struct {
 	IfNoneMatch string
 	// DestIfMatch is checked against the destination's ETag (Rename only).
 	DestIfMatch string
+	// ReplaceMarker (RenamePrefix with IfNoneMatch "*") lets the rename
+	// replace a destination that holds only the key equal to the prefix
+	// itself: an empty directory's marker, which a directory rename
+	// replaces as POSIX says.
+	ReplaceMarker bool
 }
 
 // ListOptions select a page of ListObjects.

@@ -1,0 +1,225 @@
+package objstore
+
+import (
+	"context"
+	"encoding/hex"
+	"io"
+	"maps"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/cairnstore/cairn/objstore/meta"
+)
+
+// maxPendingPuts bounds the asynchronous puts in flight: PutAsync blocks
+// when that many wait for their commit, so memory and queued work stay
+// bounded however fast a writer is.
+const maxPendingPuts = 512
+
+// Pending is an asynchronous put on its way to the index.
+type Pending struct {
+	bucket, key string
+	prev        *Pending // an earlier pending put of the same key, committed first
+	done        chan struct{}
+	info        ObjectInfo
+	err         error
+}
+
+// Done is closed once the put has committed or failed.
+func (p *Pending) Done() <-chan struct{} { return p.done }
+
+// Wait waits for the put's commit and returns its outcome. When ctx ends
+// first it returns ctx's error; the put goes on regardless.
+func (p *Pending) Wait(ctx context.Context) (ObjectInfo, error) {
+	select {
+	case <-p.done:
+		return p.info, p.err
+	case <-ctx.Done():
+		return ObjectInfo{}, ctx.Err()
+	}
+}
+
+// pendingSet tracks the asynchronous puts not yet committed, so that every
+// operation touching their keys waits for them first (the store reads its
+// own writes) and so that their number stays bounded.
+type pendingSet struct {
+	n     atomic.Int32 // entries in byKey, read without the lock on the fast path
+	mu    sync.Mutex   // protects byKey
+	byKey map[string]*Pending
+	slots chan struct{}
+}
+
+func pendingKey(bucket, key string) string { return bucket + "\x00" + key }
+
+func (ps *pendingSet) init() {
+	ps.byKey = map[string]*Pending{}
+	ps.slots = make(chan struct{}, maxPendingPuts)
+}
+
+// add registers p as the newest pending put of its key.
+func (ps *pendingSet) add(p *Pending) {
+	ps.mu.Lock()
+	defer ps.mu.Unlock()
+	k := pendingKey(p.bucket, p.key)
+	p.prev = ps.byKey[k]
+	ps.byKey[k] = p
+	ps.n.Store(int32(len(ps.byKey)))
+}
+
+// remove forgets p once committed, unless a newer put of its key came.
+func (ps *pendingSet) remove(p *Pending) {
+	ps.mu.Lock()
+	defer ps.mu.Unlock()
+	k := pendingKey(p.bucket, p.key)
+	if ps.byKey[k] == p {
+		delete(ps.byKey, k)
+	}
+	ps.n.Store(int32(len(ps.byKey)))
+}
+
+// waitKey waits for the pending puts of bucket/key.
+func (ps *pendingSet) waitKey(ctx context.Context, bucket, key string) error {
+	if ps.n.Load() == 0 {
+		return nil
+	}
+	ps.mu.Lock()
+	p := ps.byKey[pendingKey(bucket, key)]
+	ps.mu.Unlock()
+	if p == nil {
+		return nil
+	}
+	_, err := p.Wait(ctx)
+	if ctx.Err() != nil {
+		return err
+	}
+	return nil
+}
+
+// waitPrefix waits for the pending puts of every key of bucket under
+// prefix ("" for all of them).
+func (ps *pendingSet) waitPrefix(ctx context.Context, bucket, prefix string) error {
+	if ps.n.Load() == 0 {
+		return nil
+	}
+	ps.mu.Lock()
+	var wait []*Pending
+	for _, p := range ps.byKey {
+		if p.bucket == bucket && strings.HasPrefix(p.key, prefix) {
+			wait = append(wait, p)
+		}
+	}
+	ps.mu.Unlock()
+	for _, p := range wait {
+		select {
+		case <-p.done:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+	return nil
+}
+
+// PutAsync writes body like Put but does not wait for the commit: it
+// returns once the bytes are written (not yet flushed) and the commit is
+// queued, so a writer that does not need durability at once (a file
+// closed on the mount) does not pay a flush per object, and concurrent
+// asynchronous puts share their flushes. The data is flushed before the
+// index names it, as for Put, so a crash loses a pending put whole and
+// never half. Until the commit completes, every store operation on the key
+// (Head, Open, Delete, Copy, Rename, and List of a prefix holding it)
+// waits for it, so readers of the store see their writes in order. Errors
+// found while writing are returned at once; errors of the commit come from
+// Pending.Wait. At most maxPendingPuts are in flight; more block.
+func (s *Store) PutAsync(ctx context.Context, bucket, key string, body io.Reader, size int64, opt PutOptions) (*Pending, error) {
+	select {
+	case s.pending.slots <- struct{}{}:
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+	release := func() { <-s.pending.slots }
+	if err := s.precheckWrite(ctx, bucket, key, opt.IfMatch, opt.IfNoneMatch); err != nil {
+		release()
+		return nil, err
+	}
+	d, sum, err := s.writeData(ctx, bucket, key, body, size, opt.ContentMD5)
+	if err != nil {
+		release()
+		return nil, err
+	}
+	v, fn := s.putVersion(bucket, key, d, sum, opt)
+	p := &Pending{bucket: bucket, key: key, done: make(chan struct{})}
+	s.pending.add(p)
+	cctx := context.WithoutCancel(ctx)
+	go func() {
+		defer release()
+		defer close(p.done)
+		defer s.pending.remove(p)
+		if p.prev != nil {
+			<-p.prev.done
+		}
+		if p.err = s.commitData(cctx, d, fn); p.err != nil {
+			s.log.Warn().Err(p.err).Str("bucket", bucket).Str("key", key).Msg("asynchronous put failed")
+			return
+		}
+		s.notify(Event{Op: OpPut, Bucket: bucket, Key: key})
+		p.info = toInfo(bucket, key, v, true)
+	}()
+	return p, nil
+}
+
+// Sync waits until the asynchronous puts of bucket/key issued so far are
+// committed, and returns the error of the newest one.
+func (s *Store) Sync(ctx context.Context, bucket, key string) error {
+	if s.pending.n.Load() == 0 {
+		return nil
+	}
+	s.pending.mu.Lock()
+	p := s.pending.byKey[pendingKey(bucket, key)]
+	s.pending.mu.Unlock()
+	if p == nil {
+		return nil
+	}
+	_, err := p.Wait(ctx)
+	return err
+}
+
+// putVersion builds the version a put installs and the index mutation
+// installing it.
+func (s *Store) putVersion(bucket, key string, d *newData, sum []byte, opt PutOptions) (*meta.Version, func(tx meta.Tx) error) {
+	v := &meta.Version{
+		ETag:        hex.EncodeToString(sum),
+		ModTime:     time.Now().UTC(),
+		ContentType: opt.ContentType,
+		Meta:        opt.Meta,
+	}
+	if opt.FinalMeta != nil {
+		v.Meta = maps.Clone(opt.Meta)
+		if v.Meta == nil {
+			v.Meta = map[string]string{}
+		}
+		opt.FinalMeta(v.Meta)
+	}
+	if d != nil {
+		v.Size = d.rec.Size
+		v.Segments = []meta.Segment{d.segment()}
+	}
+	return v, func(tx meta.Tx) error {
+		b, err := getBucket(tx, bucket)
+		if err != nil {
+			return err
+		}
+		cur, err := currentVersion(tx, bucket, key)
+		if err != nil {
+			return err
+		}
+		if err := checkConds(cur, key, opt.IfMatch, opt.IfNoneMatch); err != nil {
+			return err
+		}
+		if err := addRefs(tx, v.Segments); err != nil {
+			return err
+		}
+		return installVersion(tx, b, key, v)
+	}
+}

@@ -1,0 +1,98 @@
+package objstore
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"testing"
+)
+
+// TestPutAsyncReadsItsWrites: operations on a key wait for its pending
+// asynchronous puts, so a reader never sees an older state than a put
+// that PutAsync returned for, and puts of one key land in order.
+func TestPutAsyncReadsItsWrites(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	s, _ := newTestStore(t, 4, 2)
+	mustBucket(t, s, "async")
+	var last *Pending
+	for i := range 50 {
+		data := randBytes(100+i*1000, uint64(i))
+		p, err := s.PutAsync(ctx, "async", "k", bytes.NewReader(data), int64(len(data)), PutOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := readAll(t, s, "async", "k", GetOptions{}); !bytes.Equal(got, data) {
+			t.Fatalf("put %d: read %d bytes, want the %d just put", i, len(got), len(data))
+		}
+		last = p
+	}
+	info, err := last.Wait(ctx)
+	if err != nil || info.Size != int64(100+49*1000) {
+		t.Fatalf("last pending: %+v, %v", info, err)
+	}
+	for i := range 20 {
+		data := []byte(fmt.Sprint(i))
+		if _, err := s.PutAsync(ctx, "async", fmt.Sprintf("dir/%02d", i), bytes.NewReader(data), int64(len(data)), PutOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	page, err := s.List(ctx, "async", ListOptions{Prefix: "dir/"})
+	if err != nil || len(page.Objects) != 20 {
+		t.Fatalf("list after 20 async puts: %d objects, %v", len(page.Objects), err)
+	}
+	n, err := s.RenamePrefix(ctx, "async", "dir/", "moved/", RenameOptions{})
+	if err != nil || n != 20 {
+		t.Fatalf("rename prefix: %d, %v", n, err)
+	}
+	if err := s.Sync(ctx, "async", "dir/00"); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestPutAsyncErrors(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	s, _ := newTestStore(t, 1, 0)
+	mustBucket(t, s, "asyncerr")
+	if _, err := s.PutAsync(ctx, "nobucket", "k", bytes.NewReader(nil), 0, PutOptions{}); !errors.Is(err, ErrNoSuchBucket) {
+		t.Fatalf("missing bucket: %v", err)
+	}
+	mustPut(t, s, "asyncerr", "k", []byte("x"))
+	if _, err := s.PutAsync(ctx, "asyncerr", "k", bytes.NewReader(nil), 0, PutOptions{IfNoneMatch: "*"}); !errors.Is(err, ErrPreconditionFailed) {
+		t.Fatalf("if-none-match on an existing key: %v", err)
+	}
+}
+
+func TestRenamePrefixReplaceMarker(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	s, _ := newTestStore(t, 1, 0)
+	mustBucket(t, s, "rpm")
+	mustPut(t, s, "rpm", "src/a", []byte("a"))
+	mustPut(t, s, "rpm", "empty/", nil)
+	mustPut(t, s, "rpm", "full/", nil)
+	mustPut(t, s, "rpm", "full/x", []byte("x"))
+	cases := []struct {
+		to      string
+		replace bool
+		wantErr error
+	}{
+		{"empty/", false, ErrPreconditionFailed},
+		{"full/", true, ErrPreconditionFailed},
+		{"empty/", true, nil},
+	}
+	for _, c := range cases {
+		_, err := s.RenamePrefix(ctx, "rpm", "src/", c.to, RenameOptions{IfNoneMatch: "*", ReplaceMarker: c.replace})
+		if !errors.Is(err, c.wantErr) && !(err == nil && c.wantErr == nil) {
+			t.Fatalf("rename to %s (replace %v): %v, want %v", c.to, c.replace, err, c.wantErr)
+		}
+	}
+	if got := readAll(t, s, "rpm", "empty/a", GetOptions{}); string(got) != "a" {
+		t.Fatalf("moved file: %q", got)
+	}
+	if _, err := s.Head(ctx, "rpm", "empty/", GetOptions{}); !errors.Is(err, ErrNoSuchKey) {
+		t.Fatalf("replaced marker still there: %v", err)
+	}
+}
