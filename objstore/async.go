@@ -2,6 +2,7 @@ package objstore
 
 import (
 	"context"
+	"fmt"
 	"encoding/hex"
 	"io"
 	"maps"
@@ -129,44 +130,116 @@ func (ps *pendingSet) waitPrefix(ctx context.Context, bucket, prefix string) err
 // index names it, as for Put, so a crash loses a pending put whole and
 // never half. Until the commit completes, every store operation on the key
 // (Head, Open, Delete, Copy, Rename, and List of a prefix holding it)
-// waits for it, so readers of the store see their writes in order. Errors
-// found while writing are returned at once; errors of the commit come from
-// Pending.Wait. At most maxPendingPuts are in flight; more block.
+// waits for it, so readers of the store see their writes in order, and
+// asynchronous operations on one key commit in the order they were made.
+// Errors found while writing are returned at once; errors of the commit
+// come from Pending.Wait. At most maxPendingPuts are in flight; more block.
 func (s *Store) PutAsync(ctx context.Context, bucket, key string, body io.Reader, size int64, opt PutOptions) (*Pending, error) {
-	select {
-	case s.pending.slots <- struct{}{}:
-	case <-ctx.Done():
-		return nil, ctx.Err()
+	if err := s.acquireAsync(ctx); err != nil {
+		return nil, err
 	}
-	release := func() { <-s.pending.slots }
+	if opt.IfMatch != "" || opt.IfNoneMatch != "" {
+		if err := s.pending.waitKey(ctx, bucket, key); err != nil {
+			s.releaseAsync()
+			return nil, err
+		}
+	}
 	if err := s.precheckWrite(ctx, bucket, key, opt.IfMatch, opt.IfNoneMatch); err != nil {
-		release()
+		s.releaseAsync()
 		return nil, err
 	}
 	d, sum, err := s.writeData(ctx, bucket, key, body, size, opt.ContentMD5)
 	if err != nil {
-		release()
+		s.releaseAsync()
 		return nil, err
 	}
 	v, fn := s.putVersion(bucket, key, d, sum, opt)
+	return s.startAsync(ctx, bucket, key, d, func(tx meta.Tx) (ObjectInfo, error) {
+		return toInfo(bucket, key, v, true), fn(tx)
+	}), nil
+}
+
+// SetMetaAsync gives bucket/key a new version with the same bytes and the
+// given content type and metadata (as a copy onto itself with the REPLACE
+// directive), without waiting for the commit; see PutAsync. When ifMatch
+// is set the current version must have that ETag. A missing key fails the
+// commit with ErrNoSuchKey.
+func (s *Store) SetMetaAsync(ctx context.Context, bucket, key, contentType string, m map[string]string, ifMatch string) (*Pending, error) {
+	if err := s.acquireAsync(ctx); err != nil {
+		return nil, err
+	}
+	if err := s.precheckWrite(ctx, bucket, key, "", ""); err != nil {
+		s.releaseAsync()
+		return nil, err
+	}
+	return s.startAsync(ctx, bucket, key, nil, func(tx meta.Tx) (ObjectInfo, error) {
+		b, err := getBucket(tx, bucket)
+		if err != nil {
+			return ObjectInfo{}, err
+		}
+		cur, err := currentVersion(tx, bucket, key)
+		if err != nil {
+			return ObjectInfo{}, err
+		}
+		if cur == nil {
+			return ObjectInfo{}, fmt.Errorf("%w: %s/%s", ErrNoSuchKey, bucket, key)
+		}
+		if err := checkConds(cur, key, ifMatch, ""); err != nil {
+			return ObjectInfo{}, err
+		}
+		v := *cur
+		v.ModTime = time.Now().UTC()
+		v.ContentType, v.Meta = contentType, m
+		if err := addRefs(tx, v.Segments); err != nil {
+			return ObjectInfo{}, err
+		}
+		if err := installVersion(tx, b, key, &v); err != nil {
+			return ObjectInfo{}, err
+		}
+		return toInfo(bucket, key, &v, true), nil
+	}), nil
+}
+
+func (s *Store) acquireAsync(ctx context.Context) error {
+	select {
+	case s.pending.slots <- struct{}{}:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+func (s *Store) releaseAsync() { <-s.pending.slots }
+
+// startAsync registers a pending operation on bucket/key and commits fn
+// (with the data d wrote, if any) once the key's earlier pending
+// operations have committed. It owns the slot acquireAsync took.
+func (s *Store) startAsync(ctx context.Context, bucket, key string, d *newData, fn func(tx meta.Tx) (ObjectInfo, error)) *Pending {
 	p := &Pending{bucket: bucket, key: key, done: make(chan struct{})}
 	s.pending.add(p)
 	cctx := context.WithoutCancel(ctx)
 	go func() {
-		defer release()
+		defer s.releaseAsync()
 		defer close(p.done)
 		defer s.pending.remove(p)
 		if p.prev != nil {
 			<-p.prev.done
 		}
-		if p.err = s.commitData(cctx, d, fn); p.err != nil {
-			s.log.Warn().Err(p.err).Str("bucket", bucket).Str("key", key).Msg("asynchronous put failed")
+		var info ObjectInfo
+		err := s.commitData(cctx, d, func(tx meta.Tx) error {
+			var err error
+			info, err = fn(tx)
+			return err
+		})
+		if err != nil {
+			p.err = err
+			s.log.Warn().Err(err).Str("bucket", bucket).Str("key", key).Msg("asynchronous write failed")
 			return
 		}
+		p.info = info
 		s.notify(Event{Op: OpPut, Bucket: bucket, Key: key})
-		p.info = toInfo(bucket, key, v, true)
 	}()
-	return p, nil
+	return p
 }
 
 // Sync waits until the asynchronous puts of bucket/key issued so far are

@@ -96,3 +96,35 @@ func TestRenamePrefixReplaceMarker(t *testing.T) {
 		t.Fatalf("replaced marker still there: %v", err)
 	}
 }
+
+func TestSetMetaAsync(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	s, _ := newTestStore(t, 4, 2)
+	mustBucket(t, s, "setmeta")
+	data := randBytes(5000, 3)
+	if _, err := s.PutAsync(ctx, "setmeta", "k", bytes.NewReader(data), int64(len(data)), PutOptions{ContentType: "a/b"}); err != nil {
+		t.Fatal(err)
+	}
+	p, err := s.SetMetaAsync(ctx, "setmeta", "k", "text/plain", map[string]string{"x-amz-meta-m": "1"}, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	info, err := s.Head(ctx, "setmeta", "k", GetOptions{})
+	if err != nil || info.ContentType != "text/plain" || info.Meta["x-amz-meta-m"] != "1" || info.Size != 5000 {
+		t.Fatalf("head after set meta: %+v, %v", info, err)
+	}
+	if got := readAll(t, s, "setmeta", "k", GetOptions{}); !bytes.Equal(got, data) {
+		t.Fatal("set meta changed the bytes")
+	}
+	if _, err := p.Wait(ctx); err != nil {
+		t.Fatal(err)
+	}
+	p, err = s.SetMetaAsync(ctx, "setmeta", "missing", "", nil, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := p.Wait(ctx); !errors.Is(err, ErrNoSuchKey) {
+		t.Fatalf("set meta of a missing key: %v", err)
+	}
+}

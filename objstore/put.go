@@ -14,6 +14,9 @@ import (
 // ErrPreconditionFailed / ErrNoSuchKey (conditions), ErrBadDigest,
 // ErrIncompleteBody, ErrQuorumLost.
 func (s *Store) Put(ctx context.Context, bucket, key string, body io.Reader, size int64, opt PutOptions) (ObjectInfo, error) {
+	if err := s.pending.waitKey(ctx, bucket, key); err != nil {
+		return ObjectInfo{}, err
+	}
 	if err := s.precheckWrite(ctx, bucket, key, opt.IfMatch, opt.IfNoneMatch); err != nil {
 		return ObjectInfo{}, err
 	}
@@ -37,9 +40,6 @@ func (s *Store) precheckWrite(ctx context.Context, bucket, key, ifMatch, ifNoneM
 		return err
 	}
 	if err := ValidateKey(key); err != nil {
-		return err
-	}
-	if err := s.pending.waitKey(ctx, bucket, key); err != nil {
 		return err
 	}
 	if err := validateIfNoneMatch(ifNoneMatch); err != nil {
