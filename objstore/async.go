@@ -2,8 +2,8 @@ package objstore
 
 import (
 	"context"
-	"fmt"
 	"encoding/hex"
+	"fmt"
 	"io"
 	"maps"
 	"strings"
