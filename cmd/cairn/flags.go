@@ -34,7 +34,8 @@ const mainUsage = `Cairn: one store, served as S3, Iceberg REST and a POSIX moun
 
 Usage:
   cairn serve --data DIR [--drives N | --drive PATH ...] [--parity M]
-              [--address HOST:PORT] [--mount DIR] [--log-level LEVEL]
+              [--address HOST:PORT] [--mount DIR] [--attr-timeout 1s] [--log-level LEVEL]
+  cairn mount --data DIR [--drives N | --drive PATH ...] [--attr-timeout 1s] MOUNTPOINT
   cairn admin fsck --data DIR [--drives N | --drive PATH ...] [--parity M] [--json]
   cairn admin heal --data DIR [--drives N | --drive PATH ...] [--parity M] [--json]
   cairn bench s3 [--endpoint URL] [--op put|get] [--size 4KiB] [--clients 16] [--duration 20s]
@@ -52,6 +53,8 @@ func parseArgs(args []string) (invocation, error) {
 	switch cmd, rest := args[0], args[1:]; cmd {
 	case "serve":
 		return parseServe(rest)
+	case "mount":
+		return parseMount(rest)
 	case "admin":
 		return parseAdmin(rest)
 	case "version":

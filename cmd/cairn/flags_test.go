@@ -5,6 +5,7 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/rs/zerolog"
 )
@@ -21,15 +22,15 @@ func TestParseArgs(t *testing.T) {
 	}{
 		// serve
 		{name: "serve minimal", args: []string{"serve", "--data", "/d"},
-			wantName: "serve", wantOpts: serveOptions{Store: store("/d"), Address: "127.0.0.1:9000", Log: logFlags{Level: "info"}}},
+			wantName: "serve", wantOpts: serveOptions{Store: store("/d"), Address: "127.0.0.1:9000", MountOpt: mountFlags{AttrTimeout: time.Second}, Log: logFlags{Level: "info"}}},
 		{name: "serve everything", args: []string{"serve", "--data=/d", "--drives", "6", "--parity", "2",
-			"--address", "0.0.0.0:9100", "--mount", "/mnt/cairn", "--log-level", "debug"},
+			"--address", "0.0.0.0:9100", "--mount", "/mnt/cairn", "--attr-timeout", "1h", "--log-level", "debug"},
 			wantName: "serve", wantLevel: "debug",
 			wantOpts: serveOptions{Store: storeFlags{Data: "/d", Drives: 6, Parity: 2}, Address: "0.0.0.0:9100",
-				Mount: "/mnt/cairn", Log: logFlags{Level: "debug"}}},
+				Mount: "/mnt/cairn", MountOpt: mountFlags{AttrTimeout: time.Hour}, Log: logFlags{Level: "debug"}}},
 		{name: "serve repeated drive", args: []string{"serve", "-data", "/d", "--drive", "/a", "--drive", "/b", "--parity", "0"},
 			wantName: "serve", wantOpts: serveOptions{Store: storeFlags{Data: "/d", Drive: []string{"/a", "/b"}, Parity: 0},
-				Address: "127.0.0.1:9000", Log: logFlags{Level: "info"}}},
+				Address: "127.0.0.1:9000", MountOpt: mountFlags{AttrTimeout: time.Second}, Log: logFlags{Level: "info"}}},
 		{name: "serve without data", args: []string{"serve"}, wantErr: "--data is required"},
 		{name: "serve unknown flag", args: []string{"serve", "--data", "/d", "--bogus"}, wantErr: "flag provided but not defined: -bogus"},
 		{name: "serve drives and drive", args: []string{"serve", "--data", "/d", "--drives", "2", "--drive", "/a"}, wantErr: "either --drives or --drive"},
@@ -41,6 +42,15 @@ func TestParseArgs(t *testing.T) {
 		{name: "serve bad log level", args: []string{"serve", "--data", "/d", "--log-level", "loud"}, wantErr: "unknown log level \"loud\""},
 		{name: "serve positional", args: []string{"serve", "--data", "/d", "extra"}, wantErr: "unexpected argument \"extra\""},
 		{name: "serve help", args: []string{"serve", "-h"}, wantName: "help"},
+
+		// mount
+		{name: "mount", args: []string{"mount", "--data", "/d", "/mnt"},
+			wantName: "mount", wantOpts: mountOptions{Store: store("/d"), Mount: mountFlags{AttrTimeout: time.Second}, Mountpoint: "/mnt", Log: logFlags{Level: "info"}}},
+		{name: "mount point first", args: []string{"mount", "/mnt", "--data", "/d", "--attr-timeout", "5s"},
+			wantName: "mount", wantOpts: mountOptions{Store: store("/d"), Mount: mountFlags{AttrTimeout: 5 * time.Second}, Mountpoint: "/mnt", Log: logFlags{Level: "info"}}},
+		{name: "mount without point", args: []string{"mount", "--data", "/d"}, wantErr: "exactly one mount point, got 0"},
+		{name: "mount two points", args: []string{"mount", "--data", "/d", "/a", "/b"}, wantErr: "exactly one mount point, got 2"},
+		{name: "mount bad timeout", args: []string{"mount", "--data", "/d", "--attr-timeout", "0s", "/a"}, wantErr: "--attr-timeout must be positive"},
 
 		// admin
 		{name: "fsck", args: []string{"admin", "fsck", "--data", "/d"},

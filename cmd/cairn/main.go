@@ -63,6 +63,8 @@ func dispatch(ctx context.Context, inv invocation, d deps) error {
 	switch o := inv.opts.(type) {
 	case serveOptions:
 		return runServe(ctx, o, d)
+	case mountOptions:
+		return runMount(ctx, o, d)
 	case fsckOptions:
 		return runFsck(ctx, o, d)
 	case healOptions:

@@ -24,10 +24,11 @@ const (
 
 // serveOptions are the flags of "cairn serve".
 type serveOptions struct {
-	Store   storeFlags
-	Address string
-	Mount   string
-	Log     logFlags
+	Store    storeFlags
+	Address  string
+	Mount    string
+	MountOpt mountFlags
+	Log      logFlags
 }
 
 func parseServe(args []string) (invocation, error) {
@@ -36,7 +37,8 @@ func parseServe(args []string) (invocation, error) {
 	o.Store.register(fs)
 	o.Log.register(fs)
 	fs.StringVar(&o.Address, "address", defaultAddress, "`host:port` of the HTTP faces (S3, Iceberg REST, health)")
-	fs.StringVar(&o.Mount, "mount", "", "also mount the store at this `directory` (not built yet)")
+	fs.StringVar(&o.Mount, "mount", "", "also mount the store at this `directory` (FUSE)")
+	o.MountOpt.register(fs)
 	if help, err := parseFlags(fs, args); help != nil || err != nil {
 		return deref(help), err
 	}
@@ -62,9 +64,6 @@ func runServe(ctx context.Context, o serveOptions, d deps) (err error) {
 	if err := sopt.Validate(); err != nil {
 		return err
 	}
-	if o.Mount != "" {
-		logger.Warn().Str("mount", o.Mount).Msg("the mount is not built yet; serving without it")
-	}
 
 	st, err := d.open(ctx, sopt)
 	if err != nil {
@@ -80,6 +79,18 @@ func runServe(ctx context.Context, o serveOptions, d deps) (err error) {
 			err = errors.Join(err, fmt.Errorf("close store: %w", cerr))
 		}
 	}()
+
+	if o.Mount != "" {
+		m, err := startMount(ctx, st, sopt.Dir, o.Mount, o.MountOpt, logger)
+		if err != nil {
+			return err
+		}
+		defer func() {
+			if uerr := m.Unmount(); uerr != nil {
+				err = errors.Join(err, uerr)
+			}
+		}()
+	}
 
 	r, err := newRouter(ctx, st, logger)
 	if err != nil {

@@ -1,0 +1,29 @@
+// Package fs is the mounted POSIX view of the store (go-fuse v2's fs API).
+//
+// It owns the mapping between a directory tree and object keys: the mount
+// root lists the buckets, "/" in keys makes directories, and empty
+// directories are zero-byte "dir/" marker objects (the S3A convention). A
+// key that a directory of the same name shadows (S3 allows "a/b" next to
+// "a/b/c") is hidden, as are keys whose names POSIX cannot show (empty
+// segments, "." and "..").
+//
+// Files read from a pinned version, so an open reader keeps the version it
+// opened while S3 overwrites or deletes the key. Writes go to a staging
+// file under the data directory's tmp/ and are committed as a new version
+// on flush (close), fsync and release; writing into the middle of an
+// existing file rewrites the whole object (copy-on-write: a one-byte write
+// into a 1 GiB file costs a 1 GiB put at close). Commits at close are
+// asynchronous (objstore.PutAsync): the store serves them to every reader
+// at once and makes them durable with the next group commit; fsync waits
+// for durability, as on any Linux filesystem.
+//
+// Mode, owner and mtime live in object metadata (x-cairn-mode, -uid, -gid,
+// -mtime), symlinks are objects holding their target and marked with
+// x-cairn-symlink, and user.* extended attributes are the object's S3 user
+// metadata (x-amz-meta-*); read-only user.cairn.* attributes expose store
+// facts. rename(2) is the store's atomic Rename or RenamePrefix. The
+// store's Watch feed invalidates the kernel's caches when S3 changes a key.
+//
+// A control tree (frontends/control) is mounted under a root-only .cairn/
+// directory. Store errors map to errnos in one place, errno.go.
+package fs

@@ -1,0 +1,73 @@
+package fs
+
+import (
+	"context"
+	"errors"
+	"syscall"
+
+	"github.com/cairnstore/cairn/objstore"
+)
+
+// errnoTable maps the store's sentinel errors to errnos. It is the one
+// place the mount translates store errors.
+func errnoTable() []errnoMapping {
+	return []errnoMapping{
+		{objstore.ErrNoSuchKey, syscall.ENOENT},
+		{objstore.ErrNoSuchBucket, syscall.ENOENT},
+		{objstore.ErrNoSuchVersion, syscall.ENOENT},
+		{objstore.ErrDeleteMarker, syscall.ENOENT},
+		{objstore.ErrPreconditionFailed, syscall.EEXIST},
+		{objstore.ErrBucketExists, syscall.EEXIST},
+		{objstore.ErrBucketNotEmpty, syscall.ENOTEMPTY},
+		{objstore.ErrInvalidKey, syscall.EINVAL},
+		{objstore.ErrInvalidBucketName, syscall.EINVAL},
+		{objstore.ErrInvalidArgument, syscall.EINVAL},
+		{objstore.ErrInvalidRange, syscall.EINVAL},
+		{objstore.ErrIncompleteBody, syscall.EIO},
+		{objstore.ErrBadDigest, syscall.EIO},
+		{objstore.ErrQuorumLost, syscall.EIO},
+		{objstore.ErrDataCorrupt, syscall.EIO},
+		{objstore.ErrInternal, syscall.EIO},
+		{objstore.ErrClosed, syscall.EIO},
+	}
+}
+
+type errnoMapping struct {
+	err   error
+	errno syscall.Errno
+}
+
+// errnoOf is the errno that answers err. Errors carrying an errno of
+// their own (ENOSPC from a full drive or staging disk) keep it.
+func errnoOf(err error) syscall.Errno {
+	var e syscall.Errno
+	switch {
+	case err == nil:
+		return 0
+	case errors.As(err, &e):
+		return e
+	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
+		return syscall.EINTR
+	}
+	for _, m := range errnoTable() {
+		if errors.Is(err, m.err) {
+			return m.errno
+		}
+	}
+	return syscall.EIO
+}
+
+// errno turns an error of the store (or of a staging file) into the errno
+// the mount answers, with a log line saying what the errno alone cannot
+// (which drives were lost, say).
+func (f *FS) errno(op, path string, err error) syscall.Errno {
+	e := errnoOf(err)
+	switch e {
+	case 0:
+	case syscall.ENOENT, syscall.EEXIST, syscall.ENOTEMPTY, syscall.EINTR:
+		f.log.Debug().Err(err).Str("op", op).Str("path", path).Msg("mount request failed")
+	default:
+		f.log.Error().Err(err).Str("op", op).Str("path", path).Str("errno", e.Error()).Msg("mount request failed")
+	}
+	return e
+}

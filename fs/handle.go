@@ -1,0 +1,69 @@
+package fs
+
+import (
+	"context"
+	"syscall"
+
+	gofs "github.com/hanwen/go-fuse/v2/fs"
+	"github.com/hanwen/go-fuse/v2/fuse"
+
+	"github.com/cairnstore/cairn/objstore"
+)
+
+// handle is an open file. A read-only handle reads the version pinned at
+// open; a writable one shares its file's write state.
+type handle struct {
+	node   *fileNode
+	reader *objstore.ObjectReader
+	write  bool
+}
+
+var (
+	_ gofs.FileReader   = (*handle)(nil)
+	_ gofs.FileWriter   = (*handle)(nil)
+	_ gofs.FileFlusher  = (*handle)(nil)
+	_ gofs.FileFsyncer  = (*handle)(nil)
+	_ gofs.FileReleaser = (*handle)(nil)
+)
+
+func (h *handle) Read(ctx context.Context, dest []byte, off int64) (fuse.ReadResult, syscall.Errno) {
+	n, err := h.node.readAt(h, dest, off)
+	if err != nil {
+		return nil, h.node.fsys.errno("read", h.node.Path(nil), err)
+	}
+	return fuse.ReadResultData(dest[:n]), 0
+}
+
+func (h *handle) Write(ctx context.Context, data []byte, off int64) (uint32, syscall.Errno) {
+	if !h.write {
+		return 0, syscall.EBADF
+	}
+	n, err := h.node.writeAt(data, off)
+	if err != nil {
+		return uint32(n), h.node.fsys.errno("write", h.node.Path(nil), err)
+	}
+	return uint32(n), 0
+}
+
+// Flush runs at every close(2) of a descriptor: what was written becomes
+// visible to every face of the store.
+func (h *handle) Flush(ctx context.Context) syscall.Errno {
+	if !h.write {
+		return 0
+	}
+	return h.node.fsys.errno("flush", h.node.Path(nil), h.node.flush(ctx))
+}
+
+func (h *handle) Fsync(ctx context.Context, flags uint32) syscall.Errno {
+	return h.node.fsys.errno("fsync", h.node.Path(nil), h.node.fsync(ctx))
+}
+
+func (h *handle) Release(ctx context.Context) syscall.Errno {
+	if h.reader != nil {
+		_ = h.reader.Close()
+	}
+	if h.write {
+		return h.node.fsys.errno("release", h.node.Path(nil), h.node.endWrite(ctx))
+	}
+	return 0
+}

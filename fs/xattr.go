@@ -1,0 +1,225 @@
+package fs
+
+import (
+	"context"
+	"maps"
+	"slices"
+	"strconv"
+	"strings"
+	"syscall"
+
+	"github.com/cairnstore/cairn/objstore"
+)
+
+// Extended attributes. user.NAME is the S3 user metadata x-amz-meta-NAME
+// (names are lower-cased, as HTTP headers are); user.cairn.* attributes are
+// read-only facts of the current version. Other namespaces are not kept.
+const (
+	xattrUser    = "user."
+	xattrFacts   = "user.cairn."
+	xattrCreate  = 1 // XATTR_CREATE
+	xattrReplace = 2 // XATTR_REPLACE
+)
+
+// facts are the read-only user.cairn.* attributes of a version.
+func facts(info objstore.ObjectInfo) map[string]string {
+	return map[string]string{
+		xattrFacts + "etag":    info.ETag,
+		xattrFacts + "version": info.VersionID,
+		xattrFacts + "size":    strconv.FormatInt(info.Size, 10),
+		xattrFacts + "mtime":   info.ModTime.UTC().Format("2006-01-02T15:04:05.000000000Z"),
+	}
+}
+
+// getxattr answers getxattr for the object info describes.
+func getxattr(info objstore.ObjectInfo, attr string, dest []byte) (uint32, syscall.Errno) {
+	var v string
+	var ok bool
+	switch {
+	case strings.HasPrefix(attr, xattrFacts):
+		v, ok = facts(info)[attr]
+	case strings.HasPrefix(attr, xattrUser):
+		v, ok = info.Meta[userMeta+strings.ToLower(strings.TrimPrefix(attr, xattrUser))]
+	}
+	if !ok {
+		return 0, syscall.ENODATA
+	}
+	if len(dest) < len(v) {
+		return uint32(len(v)), syscall.ERANGE
+	}
+	return uint32(copy(dest, v)), 0
+}
+
+// listxattr answers listxattr for the object info describes.
+func listxattr(info objstore.ObjectInfo, dest []byte) (uint32, syscall.Errno) {
+	var names []string
+	for k := range info.Meta {
+		if strings.HasPrefix(k, userMeta) {
+			names = append(names, xattrUser+strings.TrimPrefix(k, userMeta))
+		}
+	}
+	names = append(names, slices.Collect(maps.Keys(facts(info)))...)
+	slices.Sort(names)
+	var b []byte
+	for _, n := range names {
+		b = append(append(b, n...), 0)
+	}
+	if len(dest) < len(b) {
+		return uint32(len(b)), syscall.ERANGE
+	}
+	return uint32(copy(dest, b)), 0
+}
+
+// setxattr returns the metadata after setting (or, with data nil and
+// remove, removing) attr, or the errno refusing it.
+func setxattr(m map[string]string, attr string, data []byte, flags uint32, remove bool) (map[string]string, syscall.Errno) {
+	if strings.HasPrefix(attr, xattrFacts) {
+		return nil, syscall.EPERM
+	}
+	if !strings.HasPrefix(attr, xattrUser) || len(attr) == len(xattrUser) {
+		return nil, syscall.ENOTSUP
+	}
+	k := userMeta + strings.ToLower(strings.TrimPrefix(attr, xattrUser))
+	_, exists := m[k]
+	switch {
+	case remove && !exists, !remove && flags&xattrReplace != 0 && !exists:
+		return nil, syscall.ENODATA
+	case !remove && flags&xattrCreate != 0 && exists:
+		return nil, syscall.EEXIST
+	}
+	out := maps.Clone(m)
+	if out == nil {
+		out = map[string]string{}
+	}
+	if remove {
+		delete(out, k)
+	} else {
+		out[k] = string(data)
+	}
+	return out, 0
+}
+
+func (n *fileNode) Getxattr(ctx context.Context, attr string, dest []byte) (uint32, syscall.Errno) {
+	info, err := n.xattrInfo(ctx)
+	if err != nil {
+		return 0, n.fsys.errno("getxattr", n.Path(nil), err)
+	}
+	return getxattr(info, attr, dest)
+}
+
+func (n *fileNode) Listxattr(ctx context.Context, dest []byte) (uint32, syscall.Errno) {
+	info, err := n.xattrInfo(ctx)
+	if err != nil {
+		return 0, n.fsys.errno("listxattr", n.Path(nil), err)
+	}
+	return listxattr(info, dest)
+}
+
+func (n *fileNode) Setxattr(ctx context.Context, attr string, data []byte, flags uint32) syscall.Errno {
+	return n.changeXattr(ctx, attr, data, flags, false)
+}
+
+func (n *fileNode) Removexattr(ctx context.Context, attr string) syscall.Errno {
+	return n.changeXattr(ctx, attr, nil, 0, true)
+}
+
+// xattrInfo is the version whose metadata the attributes show; while the
+// file is being written, with the metadata it will be committed with.
+func (n *fileNode) xattrInfo(ctx context.Context) (objstore.ObjectInfo, error) {
+	n.mu.Lock()
+	var m map[string]string
+	writing := n.ws != nil
+	if writing {
+		m = n.ws.meta
+	}
+	n.mu.Unlock()
+	info, err := n.head(ctx)
+	if writing {
+		if isNotFound(err) {
+			err = nil
+		}
+		info.Meta = m
+	}
+	return info, err
+}
+
+func (n *fileNode) changeXattr(ctx context.Context, attr string, data []byte, flags uint32, remove bool) syscall.Errno {
+	n.mu.Lock()
+	if n.ws != nil {
+		defer n.mu.Unlock()
+		m, errno := setxattr(n.ws.meta, attr, data, flags, remove)
+		if errno == 0 {
+			n.ws.meta, n.ws.dirty = m, true
+		}
+		return errno
+	}
+	n.mu.Unlock()
+	info, err := n.head(ctx)
+	if err != nil {
+		return n.fsys.errno("setxattr", n.Path(nil), err)
+	}
+	m, errno := setxattr(info.Meta, attr, data, flags, remove)
+	if errno != 0 {
+		return errno
+	}
+	bucket, key := n.key()
+	return n.fsys.errno("setxattr", n.Path(nil), n.fsys.setMeta(ctx, bucket, key, info.ContentType, m))
+}
+
+func (d *dirNode) Getxattr(ctx context.Context, attr string, dest []byte) (uint32, syscall.Errno) {
+	_, marker, err := d.attrs(ctx)
+	if err != nil {
+		return 0, d.fsys.errno("getxattr", d.Path(nil), err)
+	}
+	if marker == nil {
+		return 0, syscall.ENODATA
+	}
+	return getxattr(*marker, attr, dest)
+}
+
+func (d *dirNode) Listxattr(ctx context.Context, dest []byte) (uint32, syscall.Errno) {
+	_, marker, err := d.attrs(ctx)
+	if err != nil {
+		return 0, d.fsys.errno("listxattr", d.Path(nil), err)
+	}
+	if marker == nil {
+		return 0, 0
+	}
+	return listxattr(*marker, dest)
+}
+
+func (d *dirNode) Setxattr(ctx context.Context, attr string, data []byte, flags uint32) syscall.Errno {
+	return d.changeXattr(ctx, attr, data, flags, false)
+}
+
+func (d *dirNode) Removexattr(ctx context.Context, attr string) syscall.Errno {
+	return d.changeXattr(ctx, attr, nil, 0, true)
+}
+
+// changeXattr keeps a directory's attributes in its marker, made when the
+// directory has none. Buckets hold none.
+func (d *dirNode) changeXattr(ctx context.Context, attr string, data []byte, flags uint32, remove bool) syscall.Errno {
+	bucket, prefix := d.loc()
+	if prefix == "" {
+		return syscall.ENOTSUP
+	}
+	a, marker, err := d.attrs(ctx)
+	if err != nil {
+		return d.fsys.errno("setxattr", d.Path(nil), err)
+	}
+	var cur map[string]string
+	contentType := ""
+	if marker != nil {
+		cur, contentType = marker.Meta, marker.ContentType
+	}
+	m, errno := setxattr(cur, attr, data, flags, remove)
+	if errno != 0 {
+		return errno
+	}
+	if marker != nil {
+		err = d.fsys.setMeta(ctx, bucket, prefix, contentType, m)
+	} else {
+		err = d.fsys.put(ctx, bucket, prefix, nil, objstore.PutOptions{Meta: withAttrs(m, a)})
+	}
+	return d.fsys.errno("setxattr", d.Path(nil), err)
+}
