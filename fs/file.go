@@ -42,12 +42,12 @@ type writeState struct {
 }
 
 var (
-	_ gofs.NodeOpener      = (*fileNode)(nil)
-	_ gofs.NodeGetattrer   = (*fileNode)(nil)
-	_ gofs.NodeSetattrer   = (*fileNode)(nil)
-	_ gofs.NodeGetxattrer  = (*fileNode)(nil)
-	_ gofs.NodeSetxattrer  = (*fileNode)(nil)
-	_ gofs.NodeListxattrer = (*fileNode)(nil)
+	_ gofs.NodeOpener        = (*fileNode)(nil)
+	_ gofs.NodeGetattrer     = (*fileNode)(nil)
+	_ gofs.NodeSetattrer     = (*fileNode)(nil)
+	_ gofs.NodeGetxattrer    = (*fileNode)(nil)
+	_ gofs.NodeSetxattrer    = (*fileNode)(nil)
+	_ gofs.NodeListxattrer   = (*fileNode)(nil)
 	_ gofs.NodeRemovexattrer = (*fileNode)(nil)
 )
 
