@@ -12,8 +12,9 @@ GOLANGCI  := $(GO) run github.com/golangci/golangci-lint/v2/cmd/golangci-lint@v2
 # a command that must be on PATH, or py.MODULE for a module python3 must
 # import (/usr/bin/python3 when it exists, as the tests prefer it). The deps
 # target installs only the packages whose check fails. The S3 client tests
-# (integration/s3_cli_*_test.go) use all four.
-TEST_TOOLS := aws:awscli py.boto3:python3-boto3 rclone:rclone s3cmd:s3cmd
+# (integration/s3_cli_*_test.go) use the first four, the mount tests
+# (integration/fs_*_test.go) rsync.
+TEST_TOOLS := aws:awscli py.boto3:python3-boto3 rclone:rclone s3cmd:s3cmd rsync:rsync
 
 .PHONY: all build run deps test bench lint clean
 
@@ -22,8 +23,17 @@ all: build
 build:
 	$(GO) build -ldflags '$(LDFLAGS)' -o bin/cairn ./cmd/cairn
 
+# run serves S3 and Iceberg REST, and mounts the store on $(MOUNT) when
+# /dev/fuse is usable here.
+MOUNT ?= $(CURDIR)/.cairn-mnt
 run: build
-	bin/cairn serve --data $(DATA) --address $(ADDRESS)
+	@if [ -c /dev/fuse ] && [ "$$(id -u)" -eq 0 ]; then \
+		mkdir -p $(MOUNT); \
+		exec bin/cairn serve --data $(DATA) --address $(ADDRESS) --mount $(MOUNT); \
+	else \
+		echo "run: /dev/fuse is not usable (or not root): serving without the mount"; \
+		exec bin/cairn serve --data $(DATA) --address $(ADDRESS); \
+	fi
 
 # deps installs the test tools listed in TEST_TOOLS whose check fails
 # (apt-get, as root or through sudo). A no-op when all are present.

@@ -39,6 +39,12 @@ type writeState struct {
 	meta        map[string]string
 	dirty       bool // content or metadata differ from the store's
 	writers     int  // open writable handles
+	// seq, while every write has appended to a file written from empty,
+	// takes the bytes instead of a staging file.
+	seq *seqWriter
+	// baseLazy: the content is the object's current version, to be
+	// opened as the base when the content next changes.
+	baseLazy bool
 }
 
 var (
@@ -55,7 +61,7 @@ var (
 func (n *fileNode) startNew(a attrs) {
 	n.mu.Lock()
 	defer n.mu.Unlock()
-	n.ws = &writeState{attrs: a, dirty: true, writers: 1}
+	n.ws = &writeState{attrs: a, dirty: true, writers: 1, seq: &seqWriter{}}
 }
 
 // writing says whether the file is open for writing on the mount.
@@ -142,6 +148,16 @@ func (n *fileNode) beginWrite(ctx context.Context, trunc bool) error {
 		}
 	}
 	n.ws.writers++
+	if trunc && n.ws.writers == 1 && n.ws.stage == nil {
+		// Rewritten from empty: the sequential path may take it.
+		if n.ws.base != nil {
+			_ = n.ws.base.Close()
+			n.ws.base = nil
+		}
+		n.ws.size, n.ws.dirty, n.ws.seq = 0, true, &seqWriter{}
+		n.ws.attrs.mtime = time.Now()
+		return nil
+	}
 	if trunc && n.ws.size != 0 {
 		if err := n.truncateLocked(0); err != nil {
 			n.ws.writers--
@@ -170,6 +186,10 @@ func (n *fileNode) endWrite(ctx context.Context) error {
 }
 
 func (ws *writeState) close() {
+	if ws.seq != nil {
+		ws.seq.abort()
+		ws.seq = nil
+	}
 	if ws.base != nil {
 		_ = ws.base.Close()
 		ws.base = nil
@@ -187,6 +207,23 @@ func (n *fileNode) stageLocked(keep int64) error {
 	if ws.stage != nil {
 		return nil
 	}
+	if ws.seq != nil {
+		if err := n.endSeqLocked(); err != nil {
+			return err
+		}
+		if ws.stage != nil {
+			return nil
+		}
+	}
+	if ws.base == nil && ws.baseLazy && keep > 0 {
+		bucket, key := n.key()
+		r, err := n.fsys.store.Open(context.Background(), bucket, key, objstore.GetOptions{})
+		if err != nil {
+			return err
+		}
+		ws.base = r
+	}
+	ws.baseLazy = false
 	f, err := n.fsys.stageFile()
 	if err != nil {
 		return err
@@ -205,12 +242,22 @@ func (n *fileNode) stageLocked(keep int64) error {
 	return nil
 }
 
-func (n *fileNode) writeAt(p []byte, off int64) (int, error) {
+func (n *fileNode) writeAt(ctx context.Context, p []byte, off int64) (int, error) {
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	ws := n.ws
 	if ws == nil {
 		return 0, syscall.EBADF
+	}
+	if ws.seq != nil && ws.stage == nil && off == ws.size {
+		bucket, key := n.key()
+		if err := ws.seq.write(ctx, n.fsys, bucket, key, ws.contentType, p); err != nil {
+			return 0, err
+		}
+		ws.size += int64(len(p))
+		ws.dirty = true
+		ws.attrs.mtime = time.Now()
+		return len(p), nil
 	}
 	if err := n.stageLocked(ws.size); err != nil {
 		return 0, err
@@ -229,6 +276,11 @@ func (n *fileNode) writeAt(p []byte, off int64) (int, error) {
 // truncateLocked sets the size of the file being written.
 func (n *fileNode) truncateLocked(size int64) error {
 	ws := n.ws
+	if size == ws.size {
+		ws.attrs.mtime = time.Now()
+		ws.dirty = true
+		return nil
+	}
 	if err := n.stageLocked(min(size, ws.size)); err != nil {
 		return err
 	}
@@ -242,21 +294,47 @@ func (n *fileNode) truncateLocked(size int64) error {
 }
 
 // readAt reads the content being written, or h's pinned version.
-func (n *fileNode) readAt(h *handle, p []byte, off int64) (int, error) {
+func (n *fileNode) readAt(ctx context.Context, h *handle, p []byte, off int64) (int, error) {
 	n.mu.Lock()
-	defer n.mu.Unlock()
-	var r io.ReaderAt
-	size := int64(0)
-	switch {
-	case n.ws != nil && n.ws.stage != nil:
-		r, size = n.ws.stage, n.ws.size
-	case h.reader != nil:
-		r, size = h.reader, h.reader.Size()
-	case n.ws != nil && n.ws.base != nil:
-		r, size = n.ws.base, n.ws.size
-	default:
-		return 0, nil
+	if n.ws == nil {
+		n.mu.Unlock()
+		// The pinned version is immutable: concurrent reads (the
+		// kernel's readahead) need no lock.
+		r, err := h.pinned(ctx)
+		if err != nil {
+			return 0, err
+		}
+		return readFull(r, r.Size(), p, off)
 	}
+	defer n.mu.Unlock()
+	ws := n.ws
+	if ws.seq != nil && !ws.seq.streaming() {
+		if off >= int64(len(ws.seq.buf)) {
+			return 0, nil
+		}
+		return copy(p, ws.seq.buf[off:]), nil
+	}
+	if ws.seq != nil {
+		if err := n.endSeqLocked(); err != nil {
+			return 0, err
+		}
+	}
+	switch {
+	case ws.stage != nil:
+		return readFull(ws.stage, ws.size, p, off)
+	case ws.base != nil:
+		return readFull(ws.base, ws.size, p, off)
+	case ws.baseLazy && ws.size > 0:
+		if err := n.stageLocked(ws.size); err != nil {
+			return 0, err
+		}
+		return readFull(ws.stage, ws.size, p, off)
+	}
+	return 0, nil
+}
+
+// readFull reads from r (size bytes long) at off, short only at the end.
+func readFull(r io.ReaderAt, size int64, p []byte, off int64) (int, error) {
 	if off >= size {
 		return 0, nil
 	}
@@ -270,6 +348,44 @@ func (n *fileNode) readAt(h *handle, p []byte, off int64) (int, error) {
 	return m, err
 }
 
+// endSeqLocked leaves the sequential path: buffered bytes move to a
+// staging file; a streaming put is finished, so the store holds what was
+// written, and the content continues copy-on-write from that version.
+func (n *fileNode) endSeqLocked() error {
+	ws := n.ws
+	seq := ws.seq
+	ws.seq = nil
+	if !seq.streaming() {
+		f, err := n.fsys.stageFile()
+		if err != nil {
+			return err
+		}
+		if _, err := f.Write(seq.buf); err != nil {
+			_ = f.Close()
+			return fmt.Errorf("stage %s: %w", n.Path(nil), err)
+		}
+		ws.stage = f
+		return nil
+	}
+	if err := n.finishSeqLocked(seq); err != nil {
+		return err
+	}
+	ws.baseLazy = true
+	return nil
+}
+
+// finishSeqLocked ends a streaming put with the file's metadata.
+func (n *fileNode) finishSeqLocked(seq *seqWriter) error {
+	ws := n.ws
+	bucket, key := n.key()
+	m := withAttrs(ws.meta, ws.attrs)
+	if err := seq.finish(context.Background(), n.fsys, bucket, key, ws.contentType, m); err != nil {
+		return err
+	}
+	ws.meta, ws.dirty = m, false
+	return nil
+}
+
 // flush commits what was written since the last commit.
 func (n *fileNode) flush(ctx context.Context) error {
 	n.mu.Lock()
@@ -277,25 +393,52 @@ func (n *fileNode) flush(ctx context.Context) error {
 	return n.commitLocked(ctx)
 }
 
-// commitLocked puts the staged content (or, when only metadata changed,
-// the new metadata) as the object's new version, without waiting for
-// durability.
+// attached says whether the node still has a name (unlinked or renamed
+// over, an open file's writes have nowhere to go).
+func (n *fileNode) attached() bool {
+	for p := n.EmbeddedInode(); !p.IsRoot(); {
+		_, parent := p.Parent()
+		if parent == nil {
+			return false
+		}
+		p = parent
+	}
+	return true
+}
+
+// commitLocked puts the content (or, when only metadata changed, the new
+// metadata) as the object's new version, without waiting for durability.
 func (n *fileNode) commitLocked(ctx context.Context) error {
 	ws := n.ws
-	if ws == nil || !ws.dirty || n.unlinked {
+	if ws == nil || !ws.dirty {
+		return nil
+	}
+	if n.unlinked || !n.attached() {
+		if ws.seq != nil {
+			ws.seq.abort()
+			ws.seq = nil
+		}
 		return nil
 	}
 	bucket, key := n.key()
 	m := withAttrs(ws.meta, ws.attrs)
 	var err error
 	switch {
+	case ws.seq != nil && ws.seq.streaming():
+		err = n.finishSeqLocked(ws.seq)
+		ws.seq, ws.baseLazy = nil, true
+		return err
+	case ws.seq != nil:
+		// The buffer keeps the whole content: later appends stay on
+		// the sequential path and put it whole again.
+		err = n.fsys.put(ctx, bucket, key, ws.seq.buf, objstore.PutOptions{ContentType: ws.contentType, Meta: m})
 	case ws.stage != nil:
 		n.fsys.self.expect(bucket, key)
 		_, err = n.fsys.store.PutAsync(ctx, bucket, key, io.NewSectionReader(ws.stage, 0, ws.size), ws.size, objstore.PutOptions{ContentType: ws.contentType, Meta: m})
 		if err != nil {
 			n.fsys.self.cancel(bucket, key)
 		}
-	case ws.base == nil: // a new, empty file
+	case ws.base == nil && !ws.baseLazy: // a new, empty file
 		err = n.fsys.put(ctx, bucket, key, nil, objstore.PutOptions{ContentType: ws.contentType, Meta: m})
 	default:
 		err = n.fsys.setMeta(ctx, bucket, key, ws.contentType, m)

@@ -2,6 +2,7 @@ package fs
 
 import (
 	"context"
+	"sync"
 	"syscall"
 
 	gofs "github.com/hanwen/go-fuse/v2/fs"
@@ -13,9 +14,28 @@ import (
 // handle is an open file. A read-only handle reads the version pinned at
 // open; a writable one shares its file's write state.
 type handle struct {
-	node   *fileNode
+	node  *fileNode
+	write bool
+
+	mu     sync.Mutex // protects reader
 	reader *objstore.ObjectReader
-	write  bool
+}
+
+// pinned returns the version the handle reads, pinning the current one
+// the first time (a handle opened while the file was being written on the
+// mount reads what was committed).
+func (h *handle) pinned(ctx context.Context) (*objstore.ObjectReader, error) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.reader == nil {
+		bucket, key := h.node.key()
+		r, err := h.node.fsys.store.Open(ctx, bucket, key, objstore.GetOptions{})
+		if err != nil {
+			return nil, err
+		}
+		h.reader = r
+	}
+	return h.reader, nil
 }
 
 var (
@@ -27,7 +47,7 @@ var (
 )
 
 func (h *handle) Read(ctx context.Context, dest []byte, off int64) (fuse.ReadResult, syscall.Errno) {
-	n, err := h.node.readAt(h, dest, off)
+	n, err := h.node.readAt(ctx, h, dest, off)
 	if err != nil {
 		return nil, h.node.fsys.errno("read", h.node.Path(nil), err)
 	}
@@ -38,7 +58,7 @@ func (h *handle) Write(ctx context.Context, data []byte, off int64) (uint32, sys
 	if !h.write {
 		return 0, syscall.EBADF
 	}
-	n, err := h.node.writeAt(data, off)
+	n, err := h.node.writeAt(ctx, data, off)
 	if err != nil {
 		return uint32(n), h.node.fsys.errno("write", h.node.Path(nil), err)
 	}
@@ -59,9 +79,12 @@ func (h *handle) Fsync(ctx context.Context, flags uint32) syscall.Errno {
 }
 
 func (h *handle) Release(ctx context.Context) syscall.Errno {
+	h.mu.Lock()
 	if h.reader != nil {
 		_ = h.reader.Close()
+		h.reader = nil
 	}
+	h.mu.Unlock()
 	if h.write {
 		return h.node.fsys.errno("release", h.node.Path(nil), h.node.endWrite(ctx))
 	}
