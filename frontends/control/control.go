@@ -26,8 +26,9 @@ type File struct {
 	// Read returns the file's document, by convention JSON ending in a
 	// newline (see JSON). It is called once per open or GET.
 	Read func(ctx context.Context) ([]byte, error)
-	// Write runs the file's operation with everything written between
-	// open and close (or the request body), untrimmed. It returns an
+	// Write runs the file's operation with the bytes of one write(2) on
+	// the mount (so that the write itself fails with the operation's
+	// errno) or with a request body over HTTP, untrimmed. It returns an
 	// error wrapping one of the package's sentinels when the operation
 	// is refused (see Errno).
 	Write func(ctx context.Context, data []byte) error
