@@ -72,16 +72,36 @@ func (d *dirNode) dropListing() {
 	d.mu.Unlock()
 }
 
-// cached returns what the last Readdir found for name, while it is fresh:
-// the kernel's READDIRPLUS looks up every name just listed.
-func (d *dirNode) cached(name string) (entry, bool) {
+// cached returns what the last Readdir found for name while the listing
+// is fresh (the kernel's READDIRPLUS looks up every name just listed):
+// fresh says the listing is current, found whether it has name. The
+// mount keeps a fresh listing current with its own changes, and the
+// change feed drops it when another face changes the directory.
+func (d *dirNode) cached(name string) (e entry, found, fresh bool) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	if d.listing == nil || time.Since(d.listedAt) > d.fsys.opt.AttrTimeout {
-		return entry{}, false
+		return entry{}, false, false
 	}
-	e, ok := d.listing[name]
-	return e, ok
+	e, found = d.listing[name]
+	return e, found, true
+}
+
+// listed records a name the mount made in the directory, keeping a fresh
+// listing current.
+func (d *dirNode) listed(name string, e entry) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.listing != nil {
+		d.listing[name] = e
+	}
+}
+
+// setEmpty records that the directory, just made, is empty.
+func (d *dirNode) setEmpty() {
+	d.mu.Lock()
+	d.listing, d.listedAt = map[string]entry{}, time.Now()
+	d.mu.Unlock()
 }
 
 // probe finds what name is in the store: a directory (any key under
@@ -122,8 +142,11 @@ func (d *dirNode) Lookup(ctx context.Context, name string, out *fuse.EntryOut) (
 		}
 	}
 	bucket, prefix := d.loc()
-	e, ok := d.cached(name)
-	if !ok {
+	e, found, fresh := d.cached(name)
+	if fresh && !found {
+		return nil, syscall.ENOENT
+	}
+	if !found || e.kind != kindDir && !e.hasInfo {
 		var err error
 		if e, err = d.fsys.probe(ctx, bucket, prefix+name); err != nil {
 			return nil, d.fsys.errno("lookup", bucket+"/"+prefix+name, err)

@@ -71,9 +71,11 @@ func (d *dirNode) Mkdir(ctx context.Context, name string, mode uint32, out *fuse
 	if err := d.fsys.putMarker(ctx, bucket, key+"/", a); err != nil {
 		return nil, d.fsys.errno("mkdir", bucket+"/"+key, err)
 	}
-	d.dropListing()
+	d.listed(name, entry{kind: kindDir})
 	a.fill(&out.Attr, syscall.S_IFDIR)
-	return d.NewInode(ctx, &dirNode{fsys: d.fsys}, gofs.StableAttr{Mode: syscall.S_IFDIR}), 0
+	nd := &dirNode{fsys: d.fsys}
+	nd.setEmpty()
+	return d.NewInode(ctx, nd, gofs.StableAttr{Mode: syscall.S_IFDIR}), 0
 }
 
 func (d *dirNode) Rmdir(ctx context.Context, name string) syscall.Errno {
@@ -136,7 +138,7 @@ func (d *dirNode) Create(ctx context.Context, name string, flags uint32, mode ui
 	fn.startNew(attrs{perm: mode & 0o7777, uid: o.uid, gid: o.gid, mtime: time.Now()})
 	ch := d.NewInode(ctx, fn, gofs.StableAttr{Mode: syscall.S_IFREG})
 	fn.fillIfWriting(&out.Attr)
-	d.dropListing()
+	d.listed(name, entry{kind: kindFile})
 	return ch, &handle{node: fn, write: true}, 0, 0
 }
 
@@ -179,7 +181,7 @@ func (d *dirNode) Symlink(ctx context.Context, target, name string, out *fuse.En
 	if err := d.fsys.put(ctx, bucket, key, []byte(target), objstore.PutOptions{Meta: m}); err != nil {
 		return nil, d.fsys.errno("symlink", bucket+"/"+key, err)
 	}
-	d.dropListing()
+	d.listed(name, entry{kind: kindLink})
 	a.fill(&out.Attr, syscall.S_IFLNK)
 	return d.NewInode(ctx, &linkNode{fsys: d.fsys}, gofs.StableAttr{Mode: syscall.S_IFLNK}), 0
 }

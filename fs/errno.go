@@ -40,12 +40,13 @@ type errnoMapping struct {
 // errnoOf is the errno that answers err. Errors carrying an errno of
 // their own (ENOSPC from a full drive or staging disk) keep it.
 func errnoOf(err error) syscall.Errno {
-	var e syscall.Errno
 	switch {
 	case err == nil:
 		return 0
-	case errors.As(err, &e):
-		return e
+	case errors.Is(err, syscall.ENOSPC), errors.Is(err, syscall.EDQUOT):
+		// A full drive or staging disk, even when it cost the write
+		// its quorum.
+		return syscall.ENOSPC
 	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
 		return syscall.EINTR
 	}
@@ -53,6 +54,9 @@ func errnoOf(err error) syscall.Errno {
 		if errors.Is(err, m.err) {
 			return m.errno
 		}
+	}
+	if e := syscall.Errno(0); errors.As(err, &e) {
+		return e
 	}
 	return syscall.EIO
 }

@@ -26,6 +26,12 @@ type fileNode struct {
 	mu       sync.Mutex // protects the fields below and ws's fields
 	ws       *writeState
 	unlinked bool // removed on the mount: commits would resurrect it
+	// last is the version last seen: a node replaced or deleted by
+	// another face (see FS.invalidate) keeps answering with it, as an
+	// open file whose name went does on a local filesystem.
+	last    objstore.ObjectInfo
+	hasLast bool
+	readers int // open read-only handles, reading last (or older)
 }
 
 // writeState is the content of a file being written.
@@ -37,7 +43,8 @@ type writeState struct {
 	// contentType and meta are carried over from the version written over.
 	contentType string
 	meta        map[string]string
-	dirty       bool // content or metadata differ from the store's
+	dirty       bool // the content differs from the store's
+	metaDirty   bool // attributes or metadata differ from the store's
 	writers     int  // open writable handles
 	// seq, while every write has appended to a file written from empty,
 	// takes the bytes instead of a staging file.
@@ -94,15 +101,55 @@ func (n *fileNode) key() (bucket, key string) { return location(n.EmbeddedInode(
 
 // head reads the object's current version.
 func (n *fileNode) head(ctx context.Context) (objstore.ObjectInfo, error) {
+	if !n.attached() {
+		n.mu.Lock()
+		defer n.mu.Unlock()
+		if n.hasLast {
+			return n.last, nil
+		}
+		return objstore.ObjectInfo{}, fmt.Errorf("%w: %s was removed", objstore.ErrNoSuchKey, n.Path(nil))
+	}
 	bucket, key := n.key()
-	return n.fsys.store.Head(ctx, bucket, key, objstore.GetOptions{})
+	info, err := n.fsys.store.Head(ctx, bucket, key, objstore.GetOptions{})
+	if err == nil {
+		n.mu.Lock()
+		if n.readers == 0 {
+			n.last, n.hasLast = info, true
+		}
+		n.mu.Unlock()
+	}
+	return info, err
+}
+
+// statInfo is the version Getattr describes: the current one, except
+// while descriptors read an older one. The kernel keeps one size and one
+// page cache per inode, so an inode whose key another face changed keeps
+// describing the version its open descriptors read, and the name moves to
+// a new inode (FS.detach), as a rename over an open file does locally.
+func (n *fileNode) statInfo(ctx context.Context) (objstore.ObjectInfo, error) {
+	info, err := n.head(ctx)
+	n.mu.Lock()
+	stale := n.readers > 0 && n.hasLast && (err == nil && !sameVersion(n.last, info) || isNotFound(err))
+	if stale {
+		info, err = n.last, nil
+	}
+	n.mu.Unlock()
+	if stale {
+		go n.fsys.detachNode(n)
+	}
+	return info, err
+}
+
+// sameVersion says whether a and b describe one version of a key.
+func sameVersion(a, b objstore.ObjectInfo) bool {
+	return a.VersionID == b.VersionID && a.ETag == b.ETag && a.ModTime.Equal(b.ModTime) && a.Size == b.Size
 }
 
 func (n *fileNode) Getattr(ctx context.Context, _ gofs.FileHandle, out *fuse.AttrOut) syscall.Errno {
 	if n.fillIfWriting(&out.Attr) {
 		return 0
 	}
-	info, err := n.head(ctx)
+	info, err := n.statInfo(ctx)
 	if err != nil {
 		return n.fsys.errno("getattr", n.Path(nil), err)
 	}
@@ -122,12 +169,30 @@ func (n *fileNode) Open(ctx context.Context, flags uint32) (gofs.FileHandle, uin
 	if n.writing() {
 		return &handle{node: n}, 0, 0
 	}
+	if !n.attached() {
+		return nil, 0, syscall.ENOENT
+	}
 	bucket, key := n.key()
 	r, err := n.fsys.store.Open(ctx, bucket, key, objstore.GetOptions{})
 	if err != nil {
 		return nil, 0, n.fsys.errno("open", n.Path(nil), err)
 	}
-	return &handle{node: n, reader: r}, 0, 0
+	info := r.Info()
+	n.mu.Lock()
+	stale := n.readers > 0 && n.hasLast && !sameVersion(n.last, info)
+	if !stale {
+		n.last, n.hasLast = info, true
+	}
+	n.readers++
+	n.mu.Unlock()
+	var fuseFlags uint32
+	if stale {
+		// Other descriptors read an older version through this inode's
+		// page cache: bypass it, and give the name a new inode.
+		fuseFlags = fuse.FOPEN_DIRECT_IO
+		go n.fsys.detachNode(n)
+	}
+	return &handle{node: n, reader: r, counted: true}, fuseFlags, 0
 }
 
 // beginWrite opens the file for writing: the first writer pins the
@@ -278,7 +343,7 @@ func (n *fileNode) truncateLocked(size int64) error {
 	ws := n.ws
 	if size == ws.size {
 		ws.attrs.mtime = time.Now()
-		ws.dirty = true
+		ws.metaDirty = true
 		return nil
 	}
 	if err := n.stageLocked(min(size, ws.size)); err != nil {
@@ -386,6 +451,18 @@ func (n *fileNode) finishSeqLocked(seq *seqWriter) error {
 	return nil
 }
 
+// metaChangedLocked notes a change of attributes or metadata while the
+// file is open for writing. When the content is already committed (the
+// writer closed, the release is still to come) it commits them at once,
+// so that they are visible when the call returns.
+func (n *fileNode) metaChangedLocked(ctx context.Context) error {
+	n.ws.metaDirty = true
+	if n.ws.dirty || n.ws.seq != nil && n.ws.seq.streaming() {
+		return nil
+	}
+	return n.commitLocked(ctx)
+}
+
 // flush commits what was written since the last commit.
 func (n *fileNode) flush(ctx context.Context) error {
 	n.mu.Lock()
@@ -410,7 +487,7 @@ func (n *fileNode) attached() bool {
 // metadata) as the object's new version, without waiting for durability.
 func (n *fileNode) commitLocked(ctx context.Context) error {
 	ws := n.ws
-	if ws == nil || !ws.dirty {
+	if ws == nil || !ws.dirty && !ws.metaDirty {
 		return nil
 	}
 	if n.unlinked || !n.attached() {
@@ -424,6 +501,8 @@ func (n *fileNode) commitLocked(ctx context.Context) error {
 	m := withAttrs(ws.meta, ws.attrs)
 	var err error
 	switch {
+	case !ws.dirty:
+		err = n.fsys.setMeta(ctx, bucket, key, ws.contentType, m)
 	case ws.seq != nil && ws.seq.streaming():
 		err = n.finishSeqLocked(ws.seq)
 		ws.seq, ws.baseLazy = nil, true
@@ -447,7 +526,7 @@ func (n *fileNode) commitLocked(ctx context.Context) error {
 		return err
 	}
 	ws.meta = m
-	ws.dirty = false
+	ws.dirty, ws.metaDirty = false, false
 	return nil
 }
 
@@ -479,7 +558,10 @@ func (n *fileNode) Setattr(ctx context.Context, _ gofs.FileHandle, in *fuse.SetA
 	n.mu.Lock()
 	if n.ws != nil {
 		if n.ws.attrs.applySetattr(in) {
-			n.ws.dirty = true
+			if err := n.metaChangedLocked(ctx); err != nil {
+				n.mu.Unlock()
+				return n.fsys.errno("setattr", n.Path(nil), err)
+			}
 		}
 		a := n.ws.attrs
 		a.size = n.ws.size

@@ -6,6 +6,9 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -13,6 +16,7 @@ import (
 	gofs "github.com/hanwen/go-fuse/v2/fs"
 	"github.com/hanwen/go-fuse/v2/fuse"
 	"github.com/rs/zerolog"
+	"golang.org/x/sys/unix"
 
 	"github.com/cairnstore/cairn/frontends/control"
 	"github.com/cairnstore/cairn/objstore"
@@ -111,19 +115,18 @@ func Mount(ctx context.Context, st *objstore.Store, dir string, opt Options) (*F
 func (f *FS) Unmount() error {
 	f.stopWatch()
 	<-f.watchDone
-	var err error
-	for range 50 {
-		if err = f.server.Unmount(); err == nil || !errors.Is(err, syscall.EBUSY) {
-			break
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
+	// go-fuse retries a busy unmount for a moment itself.
+	err := f.server.Unmount()
 	if err != nil {
 		// A process still has the mount busy: detach it lazily rather
-		// than leave a dead mount behind.
+		// than leave a dead mount behind. The kernel keeps serving the
+		// open descriptors until they close, so do not wait for that:
+		// when this process exits they fail with ENOTCONN.
 		if derr := syscall.Unmount(f.dir, syscall.MNT_DETACH); derr != nil {
 			return fmt.Errorf("unmount %s: %w", f.dir, err)
 		}
+		f.log.Warn().Str("mountpoint", f.dir).Msg("mount busy: detached lazily; files still open on it fail once cairn exits")
+		return nil
 	}
 	f.server.Wait()
 	f.log.Info().Str("mountpoint", f.dir).Msg("unmounted")
@@ -134,20 +137,76 @@ func (f *FS) Unmount() error {
 // umount).
 func (f *FS) Wait() { f.server.Wait() }
 
-// ClearStale unmounts dir when it is a FUSE mount whose server is gone
-// (stat fails with ENOTCONN), as a crash leaves it.
+// ClearStale unmounts dir when it is a FUSE mount whose server is gone, as
+// a crash leaves it. The kernel may answer stat from its caches for a
+// while after the server died, so the mount table is read, and statfs,
+// which the kernel always sends to the server, tells a dead mount
+// (ENOTCONN) from a live one (left alone: mounting over it fails later
+// with a clear error).
 func ClearStale(dir string) error {
-	_, err := os.Stat(dir)
-	if err == nil || !errors.Is(err, syscall.ENOTCONN) {
-		if errors.Is(err, os.ErrNotExist) {
-			return fmt.Errorf("mount point %s: %w", dir, err)
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return fmt.Errorf("mount point %s: %w", dir, err)
+	}
+	mounted, err := isFUSEMount(abs)
+	if err != nil {
+		return err
+	}
+	var st unix.Statfs_t
+	serr := unix.Statfs(abs, &st)
+	if !mounted && !errors.Is(serr, syscall.ENOTCONN) {
+		if errors.Is(serr, os.ErrNotExist) {
+			return fmt.Errorf("mount point %s: %w", dir, serr)
 		}
 		return nil
 	}
-	if err := syscall.Unmount(dir, syscall.MNT_DETACH); err != nil {
+	if mounted && serr == nil {
+		return fmt.Errorf("%w: %s is already mounted by a live FUSE server", objstore.ErrInvalidArgument, dir)
+	}
+	if err := syscall.Unmount(abs, syscall.MNT_DETACH); err != nil {
 		return fmt.Errorf("clear stale mount on %s: %w", dir, err)
 	}
 	return nil
+}
+
+// isFUSEMount says whether the mount table has a FUSE mount on dir.
+func isFUSEMount(dir string) (bool, error) {
+	b, err := os.ReadFile("/proc/self/mountinfo")
+	if err != nil {
+		return false, fmt.Errorf("read mount table: %w", err)
+	}
+	for line := range strings.SplitSeq(string(b), "\n") {
+		// id parent major:minor root mountpoint options ... - fstype source ...
+		fields := strings.Fields(line)
+		sep := slices.Index(fields, "-")
+		if len(fields) < 5 || sep < 0 || sep+1 >= len(fields) {
+			continue
+		}
+		if unescapeMount(fields[4]) == dir && strings.HasPrefix(fields[sep+1], "fuse") {
+			return true, nil
+		}
+	}
+	return false, nil
+}
+
+// unescapeMount undoes the octal escapes (\040 for a space) of
+// /proc/self/mountinfo.
+func unescapeMount(s string) string {
+	if !strings.Contains(s, "\\") {
+		return s
+	}
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		if s[i] == '\\' && i+3 < len(s) {
+			if n, err := strconv.ParseUint(s[i+1:i+4], 8, 8); err == nil {
+				b.WriteByte(byte(n))
+				i += 3
+				continue
+			}
+		}
+		b.WriteByte(s[i])
+	}
+	return b.String()
 }
 
 // stageFile creates an empty staging file.

@@ -14,8 +14,9 @@ import (
 // handle is an open file. A read-only handle reads the version pinned at
 // open; a writable one shares its file's write state.
 type handle struct {
-	node  *fileNode
-	write bool
+	node    *fileNode
+	write   bool
+	counted bool // counted in node.readers
 
 	mu     sync.Mutex // protects reader
 	reader *objstore.ObjectReader
@@ -85,6 +86,11 @@ func (h *handle) Release(ctx context.Context) syscall.Errno {
 		h.reader = nil
 	}
 	h.mu.Unlock()
+	if h.counted {
+		h.node.mu.Lock()
+		h.node.readers--
+		h.node.mu.Unlock()
+	}
 	if h.write {
 		return h.node.fsys.errno("release", h.node.Path(nil), h.node.endWrite(ctx))
 	}

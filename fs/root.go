@@ -90,7 +90,11 @@ func (r *rootNode) Mkdir(ctx context.Context, name string, mode uint32, out *fus
 	if err != nil {
 		return nil, r.fsys.errno("mkdir", name, err)
 	}
-	return r.bucketChild(ctx, name, info, out), 0
+	ch := r.bucketChild(ctx, name, info, out)
+	if d, ok := ch.Operations().(*dirNode); ok {
+		d.setEmpty()
+	}
+	return ch, 0
 }
 
 // Rmdir deletes an empty bucket.

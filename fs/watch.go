@@ -92,8 +92,11 @@ func (f *FS) invalidateKey(bucket, key string) {
 		if d, ok := parent.Operations().(*dirNode); ok {
 			d.dropListing()
 		}
-		_ = parent.NotifyEntry(name)
 		child := parent.GetChild(name)
+		if child != nil && f.detach(parent, name, child) {
+			return
+		}
+		_ = parent.NotifyEntry(name)
 		if child == nil {
 			return
 		}
@@ -120,4 +123,39 @@ func (f *FS) invalidateAll(n *gofs.Inode) {
 		_ = n.NotifyEntry(name)
 		f.invalidateAll(ch)
 	}
+}
+
+// detachNode detaches n from its name, if it still has one.
+func (f *FS) detachNode(n *fileNode) {
+	name, parent := n.Parent()
+	if parent == nil {
+		return
+	}
+	if d, ok := parent.Operations().(*dirNode); ok {
+		d.dropListing()
+	}
+	f.detach(parent, name, n.EmbeddedInode())
+}
+
+// detach handles another face replacing or deleting a file the kernel
+// knows: like a rename over it on a local filesystem, the name gets a new
+// inode at the next lookup while open descriptors keep the old one, with
+// its pinned version, size and page cache. A file open for writing on the
+// mount stays: its next commit replaces what the other face wrote (the
+// last writer wins). It says whether child was a file.
+func (f *FS) detach(parent *gofs.Inode, name string, child *gofs.Inode) bool {
+	switch op := child.Operations().(type) {
+	case *fileNode:
+		if op.writing() {
+			_ = parent.NotifyEntry(name)
+			_ = child.NotifyContent(0, 0)
+			return true
+		}
+	case *linkNode:
+	default:
+		return false
+	}
+	parent.RmChild(name)
+	_ = parent.NotifyEntry(name)
+	return true
 }

@@ -100,6 +100,9 @@ func setxattr(m map[string]string, attr string, data []byte, flags uint32, remov
 }
 
 func (n *fileNode) Getxattr(ctx context.Context, attr string, dest []byte) (uint32, syscall.Errno) {
+	if !strings.HasPrefix(attr, xattrUser) {
+		return 0, syscall.ENODATA // ls -l asks for ACLs and labels on every file
+	}
 	info, err := n.xattrInfo(ctx)
 	if err != nil {
 		return 0, n.fsys.errno("getxattr", n.Path(nil), err)
@@ -148,10 +151,11 @@ func (n *fileNode) changeXattr(ctx context.Context, attr string, data []byte, fl
 	if n.ws != nil {
 		defer n.mu.Unlock()
 		m, errno := setxattr(n.ws.meta, attr, data, flags, remove)
-		if errno == 0 {
-			n.ws.meta, n.ws.dirty = m, true
+		if errno != 0 {
+			return errno
 		}
-		return errno
+		n.ws.meta = m
+		return n.fsys.errno("setxattr", n.Path(nil), n.metaChangedLocked(ctx))
 	}
 	n.mu.Unlock()
 	info, err := n.head(ctx)
@@ -167,6 +171,9 @@ func (n *fileNode) changeXattr(ctx context.Context, attr string, data []byte, fl
 }
 
 func (d *dirNode) Getxattr(ctx context.Context, attr string, dest []byte) (uint32, syscall.Errno) {
+	if !strings.HasPrefix(attr, xattrUser) {
+		return 0, syscall.ENODATA
+	}
 	_, marker, err := d.attrs(ctx)
 	if err != nil {
 		return 0, d.fsys.errno("getxattr", d.Path(nil), err)
