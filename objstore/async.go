@@ -50,6 +50,30 @@ type pendingSet struct {
 	mu    sync.Mutex   // protects byKey
 	byKey map[string]*Pending
 	slots chan struct{}
+
+	runMu    sync.RWMutex // new work takes it shared to check draining and join running
+	draining bool
+	running  sync.WaitGroup // asynchronous operations in flight
+}
+
+// start joins an asynchronous operation to the running ones, unless the
+// store is closing.
+func (ps *pendingSet) start() error {
+	ps.runMu.RLock()
+	defer ps.runMu.RUnlock()
+	if ps.draining {
+		return ErrClosed
+	}
+	ps.running.Add(1)
+	return nil
+}
+
+// drain refuses new asynchronous operations and waits for those running.
+func (ps *pendingSet) drain() {
+	ps.runMu.Lock()
+	ps.draining = true
+	ps.runMu.Unlock()
+	ps.running.Wait()
 }
 
 func pendingKey(bucket, key string) string { return bucket + "\x00" + key }
@@ -159,6 +183,55 @@ func (s *Store) PutAsync(ctx context.Context, bucket, key string, body io.Reader
 	}), nil
 }
 
+// PutBackground is PutAsync that writes the bytes in the background too:
+// it returns at once, with the key pending, and reads body (which the
+// caller must leave alone until Pending.Done) on a goroutine. Every error,
+// from a missing bucket to a full drive, comes from Pending.Wait. Readers
+// of the key wait for the write and its commit as for PutAsync. The mount
+// uses it so that close(2) costs what it costs on a local filesystem,
+// with the bytes on their way to the drives as dirty pages are there.
+func (s *Store) PutBackground(ctx context.Context, bucket, key string, body io.Reader, size int64, opt PutOptions) (*Pending, error) {
+	if err := s.checkOpen(); err != nil {
+		return nil, err
+	}
+	if err := ValidateKey(key); err != nil {
+		return nil, err
+	}
+	if opt.IfMatch != "" || opt.IfNoneMatch != "" {
+		return nil, fmt.Errorf("%w: PutBackground takes no conditions", ErrInvalidArgument)
+	}
+	if err := s.acquireAsync(ctx); err != nil {
+		return nil, err
+	}
+	p := &Pending{bucket: bucket, key: key, done: make(chan struct{})}
+	s.pending.add(p)
+	cctx := context.WithoutCancel(ctx)
+	go func() {
+		defer s.releaseAsync()
+		defer close(p.done)
+		defer s.pending.remove(p)
+		if p.prev != nil {
+			<-p.prev.done
+		}
+		d, sum, err := s.writeData(cctx, bucket, key, body, size, opt.ContentMD5)
+		if err == nil {
+			var v *meta.Version
+			var fn func(meta.Tx) error
+			v, fn = s.putVersion(bucket, key, d, sum, opt)
+			if err = s.commitData(cctx, d, fn); err == nil {
+				p.info = toInfo(bucket, key, v, true)
+			}
+		}
+		if err != nil {
+			p.err = err
+			s.log.Warn().Err(err).Str("bucket", bucket).Str("key", key).Msg("background put failed")
+			return
+		}
+		s.notify(Event{Op: OpPut, Bucket: bucket, Key: key})
+	}()
+	return p, nil
+}
+
 // SetMetaAsync gives bucket/key a new version with the same bytes and the
 // given content type and metadata (as a copy onto itself with the REPLACE
 // directive), without waiting for the commit; see PutAsync. When ifMatch
@@ -201,15 +274,22 @@ func (s *Store) SetMetaAsync(ctx context.Context, bucket, key, contentType strin
 }
 
 func (s *Store) acquireAsync(ctx context.Context) error {
+	if err := s.pending.start(); err != nil {
+		return err
+	}
 	select {
 	case s.pending.slots <- struct{}{}:
 		return nil
 	case <-ctx.Done():
+		s.pending.running.Done()
 		return ctx.Err()
 	}
 }
 
-func (s *Store) releaseAsync() { <-s.pending.slots }
+func (s *Store) releaseAsync() {
+	<-s.pending.slots
+	s.pending.running.Done()
+}
 
 // startAsync registers a pending operation on bucket/key and commits fn
 // (with the data d wrote, if any) once the key's earlier pending

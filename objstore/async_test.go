@@ -128,3 +128,62 @@ func TestSetMetaAsync(t *testing.T) {
 		t.Fatalf("set meta of a missing key: %v", err)
 	}
 }
+
+// TestPutBackground: the write itself runs in the background; readers of
+// the key wait for it, errors come from Wait, and Close finishes every
+// background put before it returns, so none is lost.
+func TestPutBackground(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	opt := Options{Dir: t.TempDir(), DriveCount: 4, Parity: 2, BlockSize: 64 << 10, NoBackground: true}
+	s, err := Open(ctx, opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mustBucket(t, s, "bgput")
+	want := map[string][]byte{}
+	for i := range 40 {
+		key := fmt.Sprintf("k%02d", i)
+		want[key] = randBytes(1+i*7000, uint64(i))
+		if _, err := s.PutBackground(ctx, "bgput", key, bytes.NewReader(want[key]), int64(len(want[key])), PutOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got := readAll(t, s, "bgput", "k07", GetOptions{}); !bytes.Equal(got, want["k07"]) {
+		t.Fatalf("read after a background put: %d bytes, want %d", len(got), len(want["k07"]))
+	}
+	p, err := s.PutBackground(ctx, "nobucket", "k", bytes.NewReader(nil), 0, PutOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := p.Wait(ctx); !errors.Is(err, ErrNoSuchBucket) {
+		t.Fatalf("background put into a missing bucket: %v", err)
+	}
+	if _, err := s.PutBackground(ctx, "bgput", "k", bytes.NewReader(nil), 0, PutOptions{IfNoneMatch: "*"}); !errors.Is(err, ErrInvalidArgument) {
+		t.Fatalf("background put with a condition: %v", err)
+	}
+	// Close drains what is still in flight.
+	for i := 40; i < 80; i++ {
+		key := fmt.Sprintf("k%02d", i)
+		want[key] = randBytes(1+i*7000, uint64(i))
+		if _, err := s.PutBackground(ctx, "bgput", key, bytes.NewReader(want[key]), int64(len(want[key])), PutOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.PutBackground(ctx, "bgput", "late", bytes.NewReader(nil), 0, PutOptions{}); !errors.Is(err, ErrClosed) {
+		t.Fatalf("background put after close: %v", err)
+	}
+	s, err = Open(ctx, opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = s.Close() }()
+	for key, data := range want {
+		if got := readAll(t, s, "bgput", key, GetOptions{}); !bytes.Equal(got, data) {
+			t.Fatalf("%s after close and reopen: %d bytes, want %d", key, len(got), len(data))
+		}
+	}
+}

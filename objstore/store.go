@@ -204,6 +204,7 @@ func (s *Store) openDrives() error {
 // open keep working on their open files but can no longer be unpinned
 // usefully; close them first.
 func (s *Store) Close() error {
+	s.pending.drain() // asynchronous writes finish first: closing loses none
 	if s.closed.Swap(true) {
 		return nil
 	}
