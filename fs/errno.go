@@ -55,7 +55,7 @@ func errnoOf(err error) syscall.Errno {
 			return m.errno
 		}
 	}
-	if e := syscall.Errno(0); errors.As(err, &e) {
+	if e := syscall.Errno(0); errors.As(err, &e) && e != 0 {
 		return e
 	}
 	return syscall.EIO

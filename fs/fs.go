@@ -182,7 +182,7 @@ func isFUSEMount(dir string) (bool, error) {
 		if len(fields) < 5 || sep < 0 || sep+1 >= len(fields) {
 			continue
 		}
-		if unescapeMount(fields[4]) == dir && strings.HasPrefix(fields[sep+1], "fuse") {
+		if unescapeMount(fields[4]) == dir && (fields[sep+1] == "fuse" || strings.HasPrefix(fields[sep+1], "fuse.")) {
 			return true, nil
 		}
 	}

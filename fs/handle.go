@@ -59,7 +59,7 @@ func (h *handle) Write(ctx context.Context, data []byte, off int64) (uint32, sys
 	if !h.write {
 		return 0, syscall.EBADF
 	}
-	n, err := h.node.writeAt(ctx, data, off)
+	n, err := h.node.writeAt(data, off)
 	if err != nil {
 		return uint32(n), h.node.fsys.errno("write", h.node.Path(nil), err)
 	}

@@ -54,8 +54,10 @@ func getxattr(info objstore.ObjectInfo, attr string, dest []byte) (uint32, sysca
 func listxattr(info objstore.ObjectInfo, dest []byte) (uint32, syscall.Errno) {
 	var names []string
 	for k := range info.Meta {
-		if strings.HasPrefix(k, userMeta) {
-			names = append(names, xattrUser+strings.TrimPrefix(k, userMeta))
+		// User metadata named like a fact (x-amz-meta-cairn.etag, set
+		// over S3) is hidden behind the fact.
+		if name := xattrUser + strings.TrimPrefix(k, userMeta); strings.HasPrefix(k, userMeta) && !strings.HasPrefix(name, xattrFacts) {
+			names = append(names, name)
 		}
 	}
 	names = append(names, slices.Collect(maps.Keys(facts(info)))...)
@@ -73,13 +75,14 @@ func listxattr(info objstore.ObjectInfo, dest []byte) (uint32, syscall.Errno) {
 // setxattr returns the metadata after setting (or, with data nil and
 // remove, removing) attr, or the errno refusing it.
 func setxattr(m map[string]string, attr string, data []byte, flags uint32, remove bool) (map[string]string, syscall.Errno) {
-	if strings.HasPrefix(attr, xattrFacts) {
-		return nil, syscall.EPERM
-	}
 	if !strings.HasPrefix(attr, xattrUser) || len(attr) == len(xattrUser) {
 		return nil, syscall.ENOTSUP
 	}
-	k := userMeta + strings.ToLower(strings.TrimPrefix(attr, xattrUser))
+	name := strings.ToLower(strings.TrimPrefix(attr, xattrUser))
+	if strings.HasPrefix(xattrUser+name, xattrFacts) {
+		return nil, syscall.EPERM
+	}
+	k := userMeta + name
 	_, exists := m[k]
 	switch {
 	case remove && !exists, !remove && flags&xattrReplace != 0 && !exists:

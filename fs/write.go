@@ -1,0 +1,382 @@
+package fs
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"syscall"
+	"time"
+
+	"github.com/cairnstore/cairn/objstore"
+)
+
+// bufMax is how much of a file the mount keeps in memory: a file written
+// from empty stays in a buffer until it outgrows it (small files never
+// touch a staging file), then moves to a staging file.
+const bufMax = 128 << 10
+
+// writeState is the content of a file being written, shared by its
+// writable handles. It lives in a buffer (a file written from empty, while
+// small), in a staging file, or is still the base version (nothing
+// changed yet).
+type writeState struct {
+	base  *objstore.ObjectReader // the version the writes start from, until staged
+	buf   []byte                 // the content, while inBuf
+	inBuf bool
+	stage *os.File // the content, once staged
+	size  int64
+	attrs attrs
+	// contentType and meta are carried over from the version written over.
+	contentType string
+	meta        map[string]string
+	dirty       bool // the content differs from the store's
+	metaDirty   bool // attributes or metadata differ from the store's
+	writers     int  // open writable handles
+	// inflight is a background put still reading the stage, which must
+	// not change until it is done.
+	inflight *objstore.Pending
+	// failed is the error of a write that failed (a full disk): the
+	// content is not whole, so it is not committed, and flush reports it.
+	failed error
+}
+
+// beginWrite opens the file for writing: the first writer pins the
+// current version as the base of its writes (O_TRUNC needs none).
+func (n *fileNode) beginWrite(ctx context.Context, trunc bool) error {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if n.ws == nil {
+		bucket, key := n.key()
+		if trunc {
+			info, err := n.fsys.store.Head(ctx, bucket, key, objstore.GetOptions{})
+			if err != nil {
+				return err
+			}
+			n.ws = &writeState{
+				inBuf: true, dirty: true, attrs: attrsFrom(info, defaultFileMode, n.fsys.owner),
+				contentType: info.ContentType, meta: info.Meta,
+			}
+			n.ws.attrs.mtime = time.Now()
+			n.ws.writers++
+			return nil
+		}
+		r, err := n.fsys.store.Open(ctx, bucket, key, objstore.GetOptions{})
+		if err != nil {
+			return err
+		}
+		info := r.Info()
+		n.ws = &writeState{
+			base: r, size: info.Size, attrs: attrsFrom(info, defaultFileMode, n.fsys.owner),
+			contentType: info.ContentType, meta: info.Meta,
+		}
+	}
+	n.ws.writers++
+	if trunc && n.ws.size != 0 {
+		if err := n.truncateLocked(0); err != nil {
+			n.ws.writers--
+			return err
+		}
+	}
+	return nil
+}
+
+// endWrite closes one writable handle; the last one commits and drops the
+// write state.
+func (n *fileNode) endWrite(ctx context.Context) error {
+	n.mu.Lock()
+	ws := n.ws
+	if ws == nil {
+		n.mu.Unlock()
+		return nil
+	}
+	ws.writers--
+	if ws.writers > 0 {
+		n.mu.Unlock()
+		return nil
+	}
+	err := n.commitLocked(ctx)
+	n.ws = nil
+	n.mu.Unlock()
+	ws.close()
+	return err
+}
+
+// close releases the state's files once no background put reads them.
+func (ws *writeState) close() {
+	if ws.inflight != nil {
+		<-ws.inflight.Done()
+	}
+	if ws.base != nil {
+		_ = ws.base.Close()
+	}
+	if ws.stage != nil {
+		_ = ws.stage.Close()
+	}
+}
+
+// settleLocked waits until no background put reads the content, before
+// it changes.
+func (n *fileNode) settleLocked() {
+	if p := n.ws.inflight; p != nil {
+		<-p.Done()
+		n.ws.inflight = nil
+	}
+}
+
+// stageLocked moves the content to a staging file, the first time it
+// changes beyond what the buffer holds: the buffer, or the first keep
+// bytes of the base.
+func (n *fileNode) stageLocked(keep int64) error {
+	ws := n.ws
+	if ws.stage != nil {
+		return nil
+	}
+	f, err := n.fsys.stageFile()
+	if err != nil {
+		return err
+	}
+	switch {
+	case ws.inBuf:
+		_, err = f.Write(ws.buf)
+		ws.buf, ws.inBuf = nil, false
+	case keep > 0 && ws.base != nil:
+		_, err = io.Copy(f, io.NewSectionReader(ws.base, 0, min(keep, ws.base.Size())))
+	}
+	if err != nil {
+		_ = f.Close()
+		return fmt.Errorf("stage %s: %w", n.Path(nil), err)
+	}
+	if ws.base != nil {
+		_ = ws.base.Close()
+		ws.base = nil
+	}
+	ws.stage = f
+	return nil
+}
+
+func (n *fileNode) writeAt(p []byte, off int64) (int, error) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	ws := n.ws
+	if ws == nil {
+		return 0, syscall.EBADF
+	}
+	n.settleLocked()
+	end := off + int64(len(p))
+	if ws.inBuf && end <= bufMax {
+		if int64(len(ws.buf)) < end {
+			ws.buf = append(ws.buf, make([]byte, end-int64(len(ws.buf)))...)
+		}
+		copy(ws.buf[off:], p)
+		ws.size = int64(len(ws.buf))
+		ws.dirty = true
+		ws.attrs.mtime = time.Now()
+		return len(p), nil
+	}
+	if err := n.stageLocked(ws.size); err != nil {
+		ws.failed = err
+		return 0, err
+	}
+	w, err := ws.stage.WriteAt(p, off)
+	if err != nil {
+		ws.failed = fmt.Errorf("write %s: %w", n.Path(nil), err)
+	}
+	if e := off + int64(w); e > ws.size {
+		ws.size = e
+	}
+	if w > 0 {
+		ws.dirty = true
+		ws.attrs.mtime = time.Now()
+	}
+	return w, err
+}
+
+// truncateLocked sets the size of the file being written.
+func (n *fileNode) truncateLocked(size int64) error {
+	ws := n.ws
+	ws.attrs.mtime = time.Now()
+	if size == ws.size {
+		ws.metaDirty = true
+		return nil
+	}
+	n.settleLocked()
+	ws.dirty = true
+	if ws.inBuf && size <= bufMax {
+		if size < int64(len(ws.buf)) {
+			ws.buf = ws.buf[:size:size] // appends must not write where a reader was
+		} else {
+			ws.buf = append(ws.buf, make([]byte, size-int64(len(ws.buf)))...)
+		}
+		ws.size = size
+		return nil
+	}
+	if err := n.stageLocked(min(size, ws.size)); err != nil {
+		return err
+	}
+	if err := ws.stage.Truncate(size); err != nil {
+		ws.failed = fmt.Errorf("truncate %s: %w", n.Path(nil), err)
+		return ws.failed
+	}
+	ws.size = size
+	return nil
+}
+
+// readAt reads the content being written, or h's pinned version.
+func (n *fileNode) readAt(ctx context.Context, h *handle, p []byte, off int64) (int, error) {
+	n.mu.Lock()
+	if n.ws == nil {
+		n.mu.Unlock()
+		// The pinned version is immutable: concurrent reads (the
+		// kernel's readahead) need no lock.
+		r, err := h.pinned(ctx)
+		if err != nil {
+			return 0, err
+		}
+		return readFull(r, r.Size(), p, off)
+	}
+	defer n.mu.Unlock()
+	ws := n.ws
+	switch {
+	case ws.inBuf:
+		return readFull(bytes.NewReader(ws.buf), ws.size, p, off)
+	case ws.stage != nil:
+		return readFull(ws.stage, ws.size, p, off)
+	case ws.base != nil:
+		return readFull(ws.base, ws.size, p, off)
+	}
+	return 0, nil
+}
+
+// readFull reads from r (size bytes long) at off, short only at the end.
+func readFull(r io.ReaderAt, size int64, p []byte, off int64) (int, error) {
+	if off >= size {
+		return 0, nil
+	}
+	if int64(len(p)) > size-off {
+		p = p[:size-off]
+	}
+	m, err := r.ReadAt(p, off)
+	if errors.Is(err, io.EOF) {
+		err = nil
+	}
+	return m, err
+}
+
+// metaChangedLocked notes a change of attributes or metadata while the
+// file is open for writing. When the content is already committed (the
+// writer closed, the release is still to come) it commits them at once,
+// so that they are visible when the call returns.
+func (n *fileNode) metaChangedLocked(ctx context.Context) error {
+	n.ws.metaDirty = true
+	if n.ws.dirty {
+		return nil
+	}
+	return n.commitLocked(ctx)
+}
+
+// flush commits what was written since the last commit.
+func (n *fileNode) flush(ctx context.Context) error {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	return n.commitLocked(ctx)
+}
+
+// attached says whether the node still has a name (unlinked or renamed
+// over, an open file's writes have nowhere to go).
+func (n *fileNode) attached() bool {
+	for p := n.EmbeddedInode(); !p.IsRoot(); {
+		_, parent := p.Parent()
+		if parent == nil {
+			return false
+		}
+		p = parent
+	}
+	return true
+}
+
+// commitLocked makes the content (or, when only they changed, the
+// attributes and metadata) the object's new version. A staged content
+// goes in a background put (objstore.PutBackground): the call returns at
+// once, as close(2) does on a local filesystem with the bytes still in
+// dirty pages; every face of the store reads the new version from then
+// on, and fsync waits for it to be durable and reports its errors. A
+// small content is written at once (objstore.PutAsync), so that a full
+// drive fails the close, and only its commit is asynchronous.
+func (n *fileNode) commitLocked(ctx context.Context) error {
+	ws := n.ws
+	if ws == nil || !ws.dirty && !ws.metaDirty || n.unlinked || !n.attached() {
+		return nil
+	}
+	if ws.failed != nil {
+		// A write failed: the content is not what the writer meant, so
+		// the file keeps its last version.
+		return ws.failed
+	}
+	bucket, key := n.key()
+	m := withAttrs(ws.meta, ws.attrs)
+	opt := objstore.PutOptions{ContentType: ws.contentType, Meta: m}
+	var body io.Reader
+	switch {
+	case !ws.dirty:
+		if err := n.fsys.setMeta(ctx, bucket, key, ws.contentType, m); err != nil {
+			return err
+		}
+		ws.meta, ws.metaDirty = m, false
+		return nil
+	case ws.inBuf:
+		// Small: the bytes go to the drives now, so that a full drive
+		// fails the close; only the commit is asynchronous.
+		if err := n.fsys.put(ctx, bucket, key, ws.buf, opt); err != nil {
+			return err
+		}
+		ws.meta = m
+		ws.dirty, ws.metaDirty = false, false
+		return nil
+	case ws.stage != nil:
+		body = io.NewSectionReader(ws.stage, 0, ws.size)
+	default: // dirty with neither: cannot happen, but never lose it
+		if err := n.stageLocked(ws.size); err != nil {
+			return err
+		}
+		body = io.NewSectionReader(ws.stage, 0, ws.size)
+	}
+	n.fsys.self.expect(bucket, key)
+	p, err := n.fsys.store.PutBackground(ctx, bucket, key, body, ws.size, opt)
+	if err != nil {
+		n.fsys.self.cancel(bucket, key)
+		return err
+	}
+	ws.inflight = p
+	n.pending = p
+	n.pendingAttrs = ws.attrs
+	n.pendingAttrs.size = ws.size
+	ws.meta = m
+	ws.dirty, ws.metaDirty = false, false
+	return nil
+}
+
+// fsync commits and waits until the commit is durable, reporting the
+// error of the background put if it failed.
+func (n *fileNode) fsync(ctx context.Context) error {
+	if err := n.flush(ctx); err != nil {
+		return err
+	}
+	n.mu.Lock()
+	p := n.pending
+	n.mu.Unlock()
+	if p != nil {
+		if _, err := p.Wait(ctx); err != nil {
+			n.mu.Lock()
+			if n.pending == p {
+				n.pending = nil // reported once, as Linux reports writeback errors
+			}
+			n.mu.Unlock()
+			return err
+		}
+	}
+	bucket, key := n.key()
+	return n.fsys.store.Sync(ctx, bucket, key)
+}
