@@ -135,11 +135,14 @@ func (d *dirNode) Create(ctx context.Context, name string, flags uint32, mode ui
 	}
 	o := callerOwner(ctx, d.fsys.owner)
 	fn := &fileNode{fsys: d.fsys}
-	fn.startNew(attrs{perm: mode & 0o7777, uid: o.uid, gid: o.gid, mtime: time.Now()})
+	h, err := fn.startNew(attrs{perm: mode & 0o7777, uid: o.uid, gid: o.gid, mtime: time.Now()})
+	if err != nil {
+		return nil, nil, 0, d.fsys.errno("create", d.Path(nil)+"/"+name, err)
+	}
 	ch := d.NewInode(ctx, fn, gofs.StableAttr{Mode: syscall.S_IFREG})
 	fn.fillIfWriting(&out.Attr)
 	d.listed(name, entry{kind: kindFile})
-	return ch, &handle{node: fn, write: true}, 0, 0
+	return ch, h, 0, 0
 }
 
 func (d *dirNode) Mknod(ctx context.Context, name string, mode uint32, dev uint32, out *fuse.EntryOut) (*gofs.Inode, syscall.Errno) {

@@ -28,6 +28,10 @@ type fileNode struct {
 	last    objstore.ObjectInfo
 	hasLast bool
 	readers int // open read-only handles, reading last (or older)
+	// cached counts the open handles the kernel serves through its page
+	// cache: while any is open, no writer may use passthrough (the kernel
+	// refuses to mix the two modes on one inode).
+	cached int
 	// pending is the last background put of the file's content, and
 	// pendingAttrs the attributes it commits: Getattr answers with them
 	// until it is done, fsync reports its error.
@@ -45,11 +49,13 @@ var (
 	_ gofs.NodeRemovexattrer = (*fileNode)(nil)
 )
 
-// startNew makes a new, empty file that is open for writing once.
-func (n *fileNode) startNew(a attrs) {
+// startNew makes a new, empty file that is open for writing once, and
+// returns its handle.
+func (n *fileNode) startNew(a attrs) (*handle, error) {
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	n.ws = &writeState{attrs: a, dirty: true, writers: 1, inBuf: true}
+	return n.writeHandleLocked()
 }
 
 // writing says whether the file is open for writing on the mount.
@@ -65,6 +71,7 @@ func (n *fileNode) fillIfWriting(out *fuse.Attr) bool {
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	if n.ws != nil {
+		_ = n.refreshLocked() // a failed stat shows the last size known
 		a := n.ws.attrs
 		a.size = n.ws.size
 		a.fill(out, syscall.S_IFREG)
@@ -151,14 +158,24 @@ func (n *fileNode) Open(ctx context.Context, flags uint32) (gofs.FileHandle, uin
 	write := flags&syscall.O_ACCMODE != syscall.O_RDONLY
 	trunc := flags&syscall.O_TRUNC != 0
 	if write || trunc {
-		if err := n.beginWrite(ctx, trunc); err != nil {
+		h, err := n.beginWrite(ctx, trunc)
+		if err != nil {
 			return nil, 0, n.fsys.errno("open", n.Path(nil), err)
 		}
-		return &handle{node: n, write: true}, 0, 0
+		return h, 0, 0
 	}
-	if n.writing() {
-		return &handle{node: n}, 0, 0
+	n.mu.Lock()
+	if n.ws != nil {
+		// Reads what is being written: through the writer's staging
+		// file when the kernel passes writes through to it.
+		h := &handle{node: n, cached: !n.ws.passthrough}
+		if h.cached {
+			n.cached++
+		}
+		n.mu.Unlock()
+		return h, 0, 0
 	}
+	n.mu.Unlock()
 	if !n.attached() {
 		return nil, 0, syscall.ENOENT
 	}
@@ -174,6 +191,7 @@ func (n *fileNode) Open(ctx context.Context, flags uint32) (gofs.FileHandle, uin
 		n.last, n.hasLast = info, true
 	}
 	n.readers++
+	n.cached++
 	n.mu.Unlock()
 	var fuseFlags uint32
 	if stale {
@@ -182,20 +200,23 @@ func (n *fileNode) Open(ctx context.Context, flags uint32) (gofs.FileHandle, uin
 		fuseFlags = fuse.FOPEN_DIRECT_IO
 		go n.fsys.detachNode(n)
 	}
-	return &handle{node: n, reader: r, counted: true}, fuseFlags, 0
+	return &handle{node: n, reader: r, counted: true, cached: true}, fuseFlags, 0
 }
 
 func (n *fileNode) Setattr(ctx context.Context, _ gofs.FileHandle, in *fuse.SetAttrIn, out *fuse.AttrOut) syscall.Errno {
 	size, setSize := in.GetSize()
 	if setSize {
-		if err := n.beginWrite(ctx, false); err != nil {
+		// As a writer of its own: with no other writer, the truncated
+		// content is committed when it ends.
+		h, err := n.beginWrite(ctx, false)
+		if err != nil {
 			return n.fsys.errno("truncate", n.Path(nil), err)
 		}
 		n.mu.Lock()
-		err := n.truncateLocked(int64(size))
+		err = n.truncateLocked(int64(size))
 		n.mu.Unlock()
-		if eerr := n.endWrite(ctx); err == nil {
-			err = eerr
+		if errno := h.Release(ctx); err == nil && errno != 0 {
+			return errno
 		}
 		if err != nil {
 			return n.fsys.errno("truncate", n.Path(nil), err)
@@ -203,6 +224,13 @@ func (n *fileNode) Setattr(ctx context.Context, _ gofs.FileHandle, in *fuse.SetA
 	}
 	n.mu.Lock()
 	if n.ws != nil {
+		if err := n.refreshLocked(); err != nil {
+			n.mu.Unlock()
+			return n.fsys.errno("setattr", n.Path(nil), err)
+		}
+		if _, ok := in.GetMTime(); ok {
+			n.ws.mtimeSet = true
+		}
 		if n.ws.attrs.applySetattr(in) {
 			if err := n.metaChangedLocked(ctx); err != nil {
 				n.mu.Unlock()

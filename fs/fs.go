@@ -38,6 +38,10 @@ type Options struct {
 	Logger   zerolog.Logger
 	// Debug logs every FUSE request.
 	Debug bool
+	// NoPassthrough keeps every write going through the mount instead
+	// of letting the kernel write large files straight to their staging
+	// file (FUSE passthrough, Linux 6.9+, root).
+	NoPassthrough bool
 }
 
 // FS is a mounted store.

@@ -17,6 +17,11 @@ type handle struct {
 	node    *fileNode
 	write   bool
 	counted bool // counted in node.readers
+	cached  bool // counted in node.cached
+	// fd, when passthrough, is the staging file the kernel reads and
+	// writes directly (FUSE passthrough), without asking the mount.
+	fd          int
+	passthrough bool
 
 	mu     sync.Mutex // protects reader
 	reader *objstore.ObjectReader
@@ -40,11 +45,12 @@ func (h *handle) pinned(ctx context.Context) (*objstore.ObjectReader, error) {
 }
 
 var (
-	_ gofs.FileReader   = (*handle)(nil)
-	_ gofs.FileWriter   = (*handle)(nil)
-	_ gofs.FileFlusher  = (*handle)(nil)
-	_ gofs.FileFsyncer  = (*handle)(nil)
-	_ gofs.FileReleaser = (*handle)(nil)
+	_ gofs.FilePassthroughFder = (*handle)(nil)
+	_ gofs.FileReader          = (*handle)(nil)
+	_ gofs.FileWriter          = (*handle)(nil)
+	_ gofs.FileFlusher         = (*handle)(nil)
+	_ gofs.FileFsyncer         = (*handle)(nil)
+	_ gofs.FileReleaser        = (*handle)(nil)
 )
 
 func (h *handle) Read(ctx context.Context, dest []byte, off int64) (fuse.ReadResult, syscall.Errno) {
@@ -66,6 +72,11 @@ func (h *handle) Write(ctx context.Context, data []byte, off int64) (uint32, sys
 	return uint32(n), 0
 }
 
+// PassthroughFd gives the kernel the staging file of a passthrough
+// writer. Other handles say no; go-fuse still passes them through to the
+// inode's staging file while a passthrough writer has it open.
+func (h *handle) PassthroughFd() (int, bool) { return h.fd, h.passthrough }
+
 // Flush runs at every close(2) of a descriptor: what was written becomes
 // visible to every face of the store.
 func (h *handle) Flush(ctx context.Context) syscall.Errno {
@@ -86,11 +97,14 @@ func (h *handle) Release(ctx context.Context) syscall.Errno {
 		h.reader = nil
 	}
 	h.mu.Unlock()
+	h.node.mu.Lock()
 	if h.counted {
-		h.node.mu.Lock()
 		h.node.readers--
-		h.node.mu.Unlock()
 	}
+	if h.cached {
+		h.node.cached--
+	}
+	h.node.mu.Unlock()
 	if h.write {
 		return h.node.fsys.errno("release", h.node.Path(nil), h.node.endWrite(ctx))
 	}

@@ -6,9 +6,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"syscall"
 	"time"
+
+	"golang.org/x/sys/unix"
 
 	"github.com/cairnstore/cairn/objstore"
 )
@@ -41,11 +44,44 @@ type writeState struct {
 	// failed is the error of a write that failed (a full disk): the
 	// content is not whole, so it is not committed, and flush reports it.
 	failed error
+
+	// passthrough: the kernel writes to stage itself (FUSE passthrough),
+	// so the mount learns size and changes from stage (refreshLocked).
+	passthrough bool
+	stamp       stamp // stage's size and mtime when last looked at
+	mtimeSet    bool  // attrs.mtime was set explicitly (utimens)
+	// gate is the background put a flush started, waiting for the
+	// content to be final (the last release, fsync, or gateDelay).
+	gate *gate
 }
 
-// beginWrite opens the file for writing: the first writer pins the
-// current version as the base of its writes (O_TRUNC needs none).
-func (n *fileNode) beginWrite(ctx context.Context, trunc bool) error {
+// stamp tells whether a staging file changed.
+type stamp struct {
+	size  int64
+	mtime time.Time
+}
+
+// gateDelay bounds how long a flushed file's background put waits for
+// the file's last release: a descriptor still open (a dup) and still
+// writing after that gets its writes committed at its own close.
+const gateDelay = 2 * time.Second
+
+// gate holds a background put until the content is final, so that a
+// flush followed by more passthrough writes on another descriptor never
+// commits a torn copy; readers of the key wait meanwhile.
+type gate struct {
+	ready chan struct{}
+	stage *os.File
+	size  int64
+	meta  map[string]string
+	err   error
+	timer *time.Timer
+}
+
+// beginWrite opens the file for writing and returns the handle: the
+// first writer pins the current version as the base of its writes
+// (O_TRUNC needs none).
+func (n *fileNode) beginWrite(ctx context.Context, trunc bool) (*handle, error) {
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	if n.ws == nil {
@@ -53,32 +89,100 @@ func (n *fileNode) beginWrite(ctx context.Context, trunc bool) error {
 		if trunc {
 			info, err := n.fsys.store.Head(ctx, bucket, key, objstore.GetOptions{})
 			if err != nil {
-				return err
+				return nil, err
 			}
 			n.ws = &writeState{
 				inBuf: true, dirty: true, attrs: attrsFrom(info, defaultFileMode, n.fsys.owner),
 				contentType: info.ContentType, meta: info.Meta,
 			}
 			n.ws.attrs.mtime = time.Now()
-			n.ws.writers++
-			return nil
+		} else {
+			r, err := n.fsys.store.Open(ctx, bucket, key, objstore.GetOptions{})
+			if err != nil {
+				return nil, err
+			}
+			info := r.Info()
+			n.ws = &writeState{
+				base: r, size: info.Size, attrs: attrsFrom(info, defaultFileMode, n.fsys.owner),
+				contentType: info.ContentType, meta: info.Meta,
+			}
 		}
-		r, err := n.fsys.store.Open(ctx, bucket, key, objstore.GetOptions{})
+		n.ws.writers++
+		h, err := n.writeHandleLocked()
 		if err != nil {
-			return err
+			n.ws.close()
+			n.ws = nil
 		}
-		info := r.Info()
-		n.ws = &writeState{
-			base: r, size: info.Size, attrs: attrsFrom(info, defaultFileMode, n.fsys.owner),
-			contentType: info.ContentType, meta: info.Meta,
-		}
+		return h, err
 	}
 	n.ws.writers++
 	if trunc && n.ws.size != 0 {
 		if err := n.truncateLocked(0); err != nil {
 			n.ws.writers--
-			return err
+			return nil, err
 		}
+	}
+	return n.writeHandleLocked()
+}
+
+// writeHandleLocked makes the handle of a new writer. The first writer of
+// a file that no cached handle has open takes the passthrough path: the
+// content moves to a staging file at once and the kernel writes to it
+// directly, as go-fuse's loopback does with its files.
+func (n *fileNode) writeHandleLocked() (*handle, error) {
+	ws := n.ws
+	if ws.writers == 1 && !ws.passthrough && !n.fsys.opt.NoPassthrough && n.cached == 0 && ws.stage == nil && n.fsys.roomToStage() {
+		if err := n.stageLocked(ws.size); err != nil {
+			return nil, err
+		}
+		ws.passthrough = true
+		if err := n.refreshLocked(); err != nil {
+			return nil, err
+		}
+	}
+	h := &handle{node: n, write: true}
+	if ws.passthrough {
+		h.passthrough, h.fd = true, int(ws.stage.Fd())
+	} else {
+		h.cached = true
+		n.cached++
+	}
+	return h, nil
+}
+
+// passthroughMinFree is the free space under which writers do not take
+// the passthrough path: the kernel does not tell the mount about a
+// failed write, so near a full disk every write goes through the mount,
+// which keeps a file whose write failed from being committed torn.
+const passthroughMinFree = 256 << 20
+
+// roomToStage says whether the staging directory has room to spare.
+func (f *FS) roomToStage() bool {
+	var st unix.Statfs_t
+	if err := unix.Statfs(f.opt.TmpDir, &st); err != nil {
+		return false
+	}
+	return st.Bavail*uint64(st.Bsize) >= passthroughMinFree
+}
+
+// refreshLocked learns the size and mtime of a passthrough content from
+// its staging file, and whether it changed since last looked at.
+func (n *fileNode) refreshLocked() error {
+	ws := n.ws
+	if !ws.passthrough || ws.stage == nil {
+		return nil
+	}
+	fi, err := ws.stage.Stat()
+	if err != nil {
+		return fmt.Errorf("stat staging file of %s: %w", n.Path(nil), err)
+	}
+	ws.size = fi.Size()
+	if st := (stamp{fi.Size(), fi.ModTime()}); st != ws.stamp {
+		if ws.stamp != (stamp{}) {
+			ws.dirty = true
+			ws.attrs.mtime, ws.mtimeSet = fi.ModTime(), false
+		}
+		ws.stamp = st
 	}
 	return nil
 }
@@ -97,7 +201,7 @@ func (n *fileNode) endWrite(ctx context.Context) error {
 		n.mu.Unlock()
 		return nil
 	}
-	err := n.commitLocked(ctx)
+	err := n.commitLocked(ctx, true)
 	n.ws = nil
 	n.mu.Unlock()
 	ws.close()
@@ -118,8 +222,11 @@ func (ws *writeState) close() {
 }
 
 // settleLocked waits until no background put reads the content, before
-// it changes.
+// it changes (a put still at its gate has not started reading).
 func (n *fileNode) settleLocked() {
+	if n.ws.gate != nil {
+		return
+	}
 	if p := n.ws.inflight; p != nil {
 		<-p.Done()
 		n.ws.inflight = nil
@@ -197,6 +304,9 @@ func (n *fileNode) writeAt(p []byte, off int64) (int, error) {
 // truncateLocked sets the size of the file being written.
 func (n *fileNode) truncateLocked(size int64) error {
 	ws := n.ws
+	if err := n.refreshLocked(); err != nil {
+		return err
+	}
 	ws.attrs.mtime = time.Now()
 	if size == ws.size {
 		ws.metaDirty = true
@@ -221,6 +331,12 @@ func (n *fileNode) truncateLocked(size int64) error {
 		return ws.failed
 	}
 	ws.size = size
+	if ws.passthrough {
+		if err := n.refreshLocked(); err != nil {
+			return err
+		}
+		ws.dirty = true
+	}
 	return nil
 }
 
@@ -271,17 +387,20 @@ func readFull(r io.ReaderAt, size int64, p []byte, off int64) (int, error) {
 // so that they are visible when the call returns.
 func (n *fileNode) metaChangedLocked(ctx context.Context) error {
 	n.ws.metaDirty = true
-	if n.ws.dirty {
+	if err := n.refreshLocked(); err != nil {
+		return err
+	}
+	if n.ws.dirty || n.ws.gate != nil {
 		return nil
 	}
-	return n.commitLocked(ctx)
+	return n.commitLocked(ctx, false)
 }
 
-// flush commits what was written since the last commit.
+// flush commits what was written since the last commit (at close(2)).
 func (n *fileNode) flush(ctx context.Context) error {
 	n.mu.Lock()
 	defer n.mu.Unlock()
-	return n.commitLocked(ctx)
+	return n.commitLocked(ctx, false)
 }
 
 // attached says whether the node still has a name (unlinked or renamed
@@ -305,9 +424,31 @@ func (n *fileNode) attached() bool {
 // on, and fsync waits for it to be durable and reports its errors. A
 // small content is written at once (objstore.PutAsync), so that a full
 // drive fails the close, and only its commit is asynchronous.
-func (n *fileNode) commitLocked(ctx context.Context) error {
+//
+// With passthrough, a flush (final false) cannot know whether another
+// descriptor will write on: its put waits at a gate that the last release
+// (final true), fsync or gateDelay opens.
+func (n *fileNode) commitLocked(ctx context.Context, final bool) error {
 	ws := n.ws
-	if ws == nil || !ws.dirty && !ws.metaDirty || n.unlinked || !n.attached() {
+	if ws == nil {
+		return nil
+	}
+	if n.unlinked || !n.attached() {
+		if ws.gate != nil {
+			n.openGateLocked(fmt.Errorf("%w: %s was removed while written", objstore.ErrIncompleteBody, n.Path(nil)))
+		}
+		return nil
+	}
+	if err := n.refreshLocked(); err != nil {
+		return err
+	}
+	if ws.gate != nil {
+		if final {
+			n.openGateLocked(ws.failed)
+		}
+		return ws.failed
+	}
+	if !ws.dirty && !ws.metaDirty {
 		return nil
 	}
 	if ws.failed != nil {
@@ -326,6 +467,8 @@ func (n *fileNode) commitLocked(ctx context.Context) error {
 		}
 		ws.meta, ws.metaDirty = m, false
 		return nil
+	case ws.passthrough && !final:
+		return n.gateLocked(ctx)
 	case ws.inBuf:
 		// Small: the bytes go to the drives now, so that a full drive
 		// fails the close; only the commit is asynchronous.
@@ -358,10 +501,71 @@ func (n *fileNode) commitLocked(ctx context.Context) error {
 	return nil
 }
 
+// gateLocked starts the background put of a passthrough content, held
+// at a gate until the content is final.
+func (n *fileNode) gateLocked(ctx context.Context) error {
+	ws := n.ws
+	g := &gate{ready: make(chan struct{}), stage: ws.stage}
+	src := func(ctx context.Context) (io.Reader, int64, error) {
+		select {
+		case <-g.ready:
+		case <-ctx.Done():
+			return nil, 0, ctx.Err()
+		}
+		if g.err != nil {
+			return nil, 0, g.err
+		}
+		return io.NewSectionReader(g.stage, 0, g.size), g.size, nil
+	}
+	opt := objstore.PutOptions{ContentType: ws.contentType, FinalMeta: func(m map[string]string) { maps.Copy(m, g.meta) }}
+	bucket, key := n.key()
+	n.fsys.self.expect(bucket, key)
+	p, err := n.fsys.store.PutBackgroundFrom(ctx, bucket, key, src, opt)
+	if err != nil {
+		n.fsys.self.cancel(bucket, key)
+		return err
+	}
+	ws.gate, ws.inflight, n.pending = g, p, p
+	g.timer = time.AfterFunc(gateDelay, func() {
+		n.mu.Lock()
+		defer n.mu.Unlock()
+		if n.ws == ws && ws.gate == g {
+			if err := n.refreshLocked(); err != nil {
+				n.openGateLocked(err)
+				return
+			}
+			n.openGateLocked(ws.failed)
+		}
+	})
+	return nil
+}
+
+// openGateLocked lets the gated put read the content as it is now, or
+// fail with err.
+func (n *fileNode) openGateLocked(err error) {
+	ws := n.ws
+	g := ws.gate
+	ws.gate = nil
+	g.timer.Stop()
+	g.err = err
+	if err == nil {
+		g.size = ws.size
+		g.meta = withAttrs(ws.meta, ws.attrs)
+		ws.meta = g.meta
+		ws.dirty, ws.metaDirty = false, false
+		n.pendingAttrs = ws.attrs
+		n.pendingAttrs.size = ws.size
+	}
+	close(g.ready)
+}
+
 // fsync commits and waits until the commit is durable, reporting the
 // error of the background put if it failed.
 func (n *fileNode) fsync(ctx context.Context) error {
-	if err := n.flush(ctx); err != nil {
+	n.mu.Lock()
+	err := n.commitLocked(ctx, true)
+	n.mu.Unlock()
+	if err != nil {
 		return err
 	}
 	n.mu.Lock()

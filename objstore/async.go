@@ -191,6 +191,16 @@ func (s *Store) PutAsync(ctx context.Context, bucket, key string, body io.Reader
 // uses it so that close(2) costs what it costs on a local filesystem,
 // with the bytes on their way to the drives as dirty pages are there.
 func (s *Store) PutBackground(ctx context.Context, bucket, key string, body io.Reader, size int64, opt PutOptions) (*Pending, error) {
+	return s.PutBackgroundFrom(ctx, bucket, key, func(context.Context) (io.Reader, int64, error) {
+		return body, size, nil
+	}, opt)
+}
+
+// PutBackgroundFrom is PutBackground with the body (and its size, or -1)
+// given by src, which the background goroutine calls first and which may
+// wait until the body is final: the key is pending, and its readers wait,
+// from the call on.
+func (s *Store) PutBackgroundFrom(ctx context.Context, bucket, key string, src func(context.Context) (io.Reader, int64, error), opt PutOptions) (*Pending, error) {
 	if err := s.checkOpen(); err != nil {
 		return nil, err
 	}
@@ -213,13 +223,15 @@ func (s *Store) PutBackground(ctx context.Context, bucket, key string, body io.R
 		if p.prev != nil {
 			<-p.prev.done
 		}
-		d, sum, err := s.writeData(cctx, bucket, key, body, size, opt.ContentMD5)
+		body, size, err := src(cctx)
 		if err == nil {
-			var v *meta.Version
-			var fn func(meta.Tx) error
-			v, fn = s.putVersion(bucket, key, d, sum, opt)
-			if err = s.commitData(cctx, d, fn); err == nil {
-				p.info = toInfo(bucket, key, v, true)
+			var d *newData
+			var sum []byte
+			if d, sum, err = s.writeData(cctx, bucket, key, body, size, opt.ContentMD5); err == nil {
+				v, fn := s.putVersion(bucket, key, d, sum, opt)
+				if err = s.commitData(cctx, d, fn); err == nil {
+					p.info = toInfo(bucket, key, v, true)
+				}
 			}
 		}
 		if err != nil {
