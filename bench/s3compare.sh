@@ -5,6 +5,8 @@
 #
 #   bench/s3compare.sh [DRIVES] [ROUNDS] [DURATION]      (defaults: 4 3 10s)
 #
+# WORKLOADS="put 64MiB,get 4KiB" limits the run to those workloads (default:
+# put and get of 4KiB and 64MiB).
 # Needs ../shared/bench next to the repository. Loopback only; everything it
 # starts is stopped on exit.
 set -euo pipefail
@@ -32,8 +34,9 @@ load() { # label endpoint op size
   "$work/loadgen" -endpoint "$2" "${creds[@]}" -op "$3" -size "$4" -c 16 -duration "$dur" \
     -label "$1" -json "$work/results.jsonl" >/dev/null
 }
+IFS=, read -r -a workloads <<<"${WORKLOADS:-put 4KiB,get 4KiB,put 64MiB,get 64MiB}"
 for r in $(seq "$rounds"); do
-  for w in "put 4KiB" "get 4KiB" "put 64MiB" "get 64MiB"; do
+  for w in "${workloads[@]}"; do
     set -- $w
     load naive http://127.0.0.1:9101 "$1" "$2"
     load cairn http://127.0.0.1:9102 "$1" "$2"
@@ -46,7 +49,7 @@ def key(r): return (r["op"], r["size_bytes"])
 groups = {}
 for r in rows:
     groups.setdefault((r["label"],) + key(r), []).append(r)
-print(f"cairn with {sys.argv[2]} drives vs naive, 16 clients, medians of {len(rows)//8} rounds")
+print(f"cairn with {sys.argv[2]} drives vs naive, 16 clients, medians of {len(rows)//(2*len({key(r) for r in rows}))} rounds")
 print(f"{'workload':<12} {'naive':>14} {'cairn':>14} {'ratio':>7}   p99 naive / cairn (ms)")
 for op, size in sorted({key(r) for r in rows}, key=lambda k: (k[1], k[0])):
     n, c = groups[("naive", op, size)], groups[("cairn", op, size)]

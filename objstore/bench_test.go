@@ -206,3 +206,48 @@ func newBenchStore(b *testing.B, drives int) (*Store, Options) {
 	}
 	return s, opt
 }
+
+// chunkedReader hands out its bytes at most max at a time, as a socket
+// does, so a put sees the read pattern of an HTTP body.
+type chunkedReader struct {
+	data []byte
+	max  int
+}
+
+func (r *chunkedReader) Read(p []byte) (int, error) {
+	if len(r.data) == 0 {
+		return 0, io.EOF
+	}
+	n := copy(p[:min(len(p), r.max)], r.data)
+	r.data = r.data[n:]
+	return n, nil
+}
+
+// BenchmarkPutStream is a 64 MiB put with 4 drives whose body arrives in
+// 64 KiB reads, from 1 and from 16 clients: the pipeline of one put, and
+// how puts share the machine.
+func BenchmarkPutStream(b *testing.B) {
+	for _, clients := range []int{1, benchClients} {
+		b.Run(fmt.Sprintf("clients=%d", clients), func(b *testing.B) {
+			s, _ := newBenchStore(b, 4)
+			data := randBytes(64<<20, 1)
+			var n atomic.Int64
+			b.SetBytes(int64(len(data)))
+			b.SetParallelism(max(1, (clients+1)/max(1, runtimeProcs())))
+			if clients == 1 {
+				b.SetParallelism(1)
+			}
+			b.ResetTimer()
+			b.RunParallel(func(pb *testing.PB) {
+				for pb.Next() {
+					key := fmt.Sprintf("k%d", n.Add(1)%64)
+					body := &chunkedReader{data: data, max: 64 << 10}
+					if _, err := s.Put(context.Background(), "bench", key, body, int64(len(data)), PutOptions{}); err != nil {
+						b.Error(err)
+						return
+					}
+				}
+			})
+		})
+	}
+}

@@ -129,7 +129,7 @@ func (s *Store) movePacked(ctx context.Context, mv packMove) error {
 		s.queueHeal(mv.id.String())
 		return nil
 	}
-	seg, off, shards := s.packAppend(ctx, recs, old.Len)
+	seg, off, shards, _ := s.packAppend(ctx, recs, old.Len)
 	if len(shards) < quorum {
 		return nil // dead space; try again next pass
 	}

@@ -79,8 +79,8 @@ func (s *Store) closePacks() {
 
 // packAppend writes one shard record per drive (nil: that shard failed)
 // at a fresh offset of the active segment. It returns the segment, the
-// offset and the drives that took their record.
-func (s *Store) packAppend(ctx context.Context, recs [][]byte, size int64) (seg uint64, off int64, shards []int) {
+// offset, the drives that took their record and the errors of the others.
+func (s *Store) packAppend(ctx context.Context, recs [][]byte, size int64) (seg uint64, off int64, shards []int, failed error) {
 	s.packs.mu.Lock()
 	if s.packs.active == 0 || s.packs.off+size > s.opt.PackSegmentSize {
 		s.packs.active, s.packs.next, s.packs.off = s.packs.next, s.packs.next+1, 0
@@ -95,6 +95,7 @@ func (s *Store) packAppend(ctx context.Context, recs [][]byte, size int64) (seg 
 		f, err := s.packFileLocked(ctx, i, seg, true)
 		if err != nil {
 			s.log.Warn().Err(err).Int("drive", i).Uint64("pack", seg).Msg("cannot open pack segment")
+			failed = errors.Join(failed, err)
 			continue
 		}
 		files[i] = f
@@ -106,11 +107,12 @@ func (s *Store) packAppend(ctx context.Context, recs [][]byte, size int64) (seg 
 		}
 		if _, err := f.WriteAt(recs[i], off); err != nil {
 			s.log.Warn().Err(err).Int("drive", i).Uint64("pack", seg).Msg("pack write failed")
+			failed = errors.Join(failed, fmt.Errorf("drive %d: %w", i, err))
 			continue
 		}
 		shards = append(shards, i)
 	}
-	return seg, off, shards
+	return seg, off, shards, failed
 }
 
 // syncPacks fdatasyncs the given segments on every drive, in parallel, and

@@ -9,9 +9,10 @@ import (
 	"fmt"
 	"hash"
 	"io"
-	"os"
+	"sync"
 	"time"
 
+	"github.com/cairnstore/cairn/objstore/drive"
 	"github.com/cairnstore/cairn/objstore/erasure"
 	"github.com/cairnstore/cairn/objstore/meta"
 )
@@ -27,13 +28,20 @@ type newData struct {
 
 // encodeBody streams body (size bytes, or until EOF when size < 0)
 // through the ETag hash into w, always closes w (which stops its
-// goroutines), and checks the Content-MD5 the caller declared.
+// goroutines), and checks the Content-MD5 the caller declared. A large
+// body is hashed block by block on the Writer's hash goroutine, in
+// parallel with reading it; a small one as it is read.
 func encodeBody(w *erasure.Writer, body io.Reader, size int64, h hash.Hash, wantMD5 []byte) (int64, error) {
 	src := body
 	if size > 0 {
 		src = io.LimitReader(body, size)
 	}
-	n, err := io.Copy(w, io.TeeReader(src, h))
+	if size >= 0 && size < asyncHashSize {
+		src = io.TeeReader(src, h)
+	} else {
+		w.HashWith(h)
+	}
+	n, err := io.Copy(w, src)
 	if err == nil && size > 0 && n < size {
 		err = fmt.Errorf("%w: got %d of %d bytes", ErrIncompleteBody, n, size)
 	}
@@ -45,6 +53,10 @@ func encodeBody(w *erasure.Writer, body io.Reader, size int64, h hash.Hash, want
 	}
 	return n, checkDigest(h, wantMD5)
 }
+
+// asyncHashSize is the body size from which the ETag is hashed on a
+// goroutine of its own.
+const asyncHashSize = 1 << 20
 
 func (d *newData) packed() bool { return d.rec.Pack != 0 }
 
@@ -73,22 +85,24 @@ func (s *Store) writeData(ctx context.Context, bucket, key string, body io.Reade
 	}
 	id := erasure.NewDataID()
 	name := id.String()
-	files := make([]*os.File, len(s.drives))
+	files := make([]*drive.ShardFile, len(s.drives))
 	sinks := make([]io.WriterAt, len(s.drives))
 	quorum := erasure.WriteQuorum(k, m)
 	cleanup := func() {
 		for i, f := range files {
 			if f != nil {
-				_ = f.Close()
+				f.Abort()
 			}
 			_ = s.drives[i].Remove(context.Background(), name)
 		}
 	}
 	opened := 0
+	var openErrs error
 	for i, d := range s.drives {
-		f, err := d.Create(ctx, name)
+		f, err := d.CreateShard(ctx, name)
 		if err != nil {
 			s.log.Warn().Err(err).Int("drive", i).Msg("cannot create shard file")
+			openErrs = errors.Join(openErrs, fmt.Errorf("drive %d: %w", i, err))
 			continue
 		}
 		files[i], sinks[i] = f, f
@@ -96,7 +110,7 @@ func (s *Store) writeData(ctx context.Context, bucket, key string, body io.Reade
 	}
 	if opened < quorum {
 		cleanup()
-		return nil, nil, fmt.Errorf("%w: %d of %d drives writable, %d needed", ErrQuorumLost, opened, len(s.drives), quorum)
+		return nil, nil, fmt.Errorf("%w: %d of %d drives writable, %d needed: %w", ErrQuorumLost, opened, len(s.drives), quorum, openErrs)
 	}
 	hdr := erasure.Header{Size: max(size, 0), DataID: id, Bucket: bucket, Key: key}
 	w, err := codec.NewWriter(ctx, hdr, sinks)
@@ -113,20 +127,26 @@ func (s *Store) writeData(ctx context.Context, bucket, key string, body io.Reade
 		cleanup()
 		return nil, h.Sum(nil), nil
 	}
-	failed := map[int]bool{}
+	failed := make([]bool, len(s.drives))
 	for _, i := range w.Failed() {
 		failed[i] = true
 	}
+	// Closing writes out each file's staged tail: all at once.
+	closeErrs := make([]error, len(files))
+	var wg sync.WaitGroup
+	for i, f := range files {
+		if f != nil {
+			wg.Go(func() { closeErrs[i] = f.Close() })
+		}
+	}
+	wg.Wait()
 	var shards []int
 	for i, f := range files {
 		if f == nil {
 			continue
 		}
-		if err := f.Close(); err != nil {
-			failed[i] = true
-		}
 		files[i] = nil
-		if !failed[i] {
+		if !failed[i] && closeErrs[i] == nil {
 			shards = append(shards, i)
 		} else {
 			_ = s.drives[i].Remove(ctx, name)
@@ -170,7 +190,7 @@ func (s *Store) newMD5(size int64) (hash.Hash, func()) {
 func wrapWriteErr(err error) error {
 	switch {
 	case errors.Is(err, erasure.ErrWriteQuorum):
-		return fmt.Errorf("%w: %v", ErrQuorumLost, err)
+		return fmt.Errorf("%w: %w", ErrQuorumLost, err)
 	default:
 		return err
 	}
@@ -219,10 +239,10 @@ func (s *Store) writePacked(ctx context.Context, bucket, key string, body io.Rea
 			recLen = int64(len(r))
 		}
 	}
-	seg, off, shards := s.packAppend(ctx, recs, recLen)
+	seg, off, shards, failed := s.packAppend(ctx, recs, recLen)
 	quorum := erasure.WriteQuorum(k, m)
 	if len(shards) < quorum {
-		return nil, nil, fmt.Errorf("%w: %d of %d shards written, %d needed", ErrQuorumLost, len(shards), len(s.drives), quorum)
+		return nil, nil, fmt.Errorf("%w: %d of %d shards written, %d needed: %w", ErrQuorumLost, len(shards), len(s.drives), quorum, failed)
 	}
 	return &newData{
 		id: id,

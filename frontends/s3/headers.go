@@ -4,6 +4,7 @@ import (
 	"encoding/base64"
 
 	"net/http"
+	"net/url"
 	"strconv"
 	"strings"
 	"time"
@@ -66,9 +67,13 @@ func writeObjectHeaders(w http.ResponseWriter, r *http.Request, info objstore.Ob
 	h.Set("ETag", quote(info.ETag))
 	h.Set("Last-Modified", info.ModTime.UTC().Format(http.TimeFormat))
 	h.Set("Accept-Ranges", "bytes")
+	var q url.Values
+	if r.URL.RawQuery != "" {
+		q = r.URL.Query()
+	}
 	if info.VersionID != "" && info.VersionID != objstore.NullVersion {
 		h.Set("x-amz-version-id", info.VersionID)
-	} else if info.VersionID == objstore.NullVersion && r.URL.Query().Get("versionId") != "" {
+	} else if info.VersionID == objstore.NullVersion && q.Get("versionId") != "" {
 		h.Set("x-amz-version-id", objstore.NullVersion)
 	}
 	checksums := whole && strings.EqualFold(r.Header.Get("x-amz-checksum-mode"), "ENABLED")
@@ -86,19 +91,25 @@ func writeObjectHeaders(w http.ResponseWriter, r *http.Request, info objstore.Ob
 			h.Set(k, v)
 		}
 	}
-	if info.PartsCount > 0 && r.URL.Query().Get("partNumber") != "" {
+	if len(q) == 0 {
+		return
+	}
+	if info.PartsCount > 0 && q.Get("partNumber") != "" {
 		h.Set("x-amz-mp-parts-count", strconv.Itoa(info.PartsCount))
 	}
-	q := r.URL.Query()
-	for param, header := range map[string]string{
-		"response-content-type": "Content-Type", "response-content-language": "Content-Language",
-		"response-expires": "Expires", "response-cache-control": "Cache-Control",
-		"response-content-disposition": "Content-Disposition", "response-content-encoding": "Content-Encoding",
-	} {
-		if v := q.Get(param); v != "" {
-			h.Set(header, v)
+	for _, o := range responseOverrides {
+		if v := q.Get(o.param); v != "" {
+			h.Set(o.header, v)
 		}
 	}
+}
+
+// responseOverrides are the GET parameters that override a response
+// header.
+var responseOverrides = [...]struct{ param, header string }{
+	{"response-content-type", "Content-Type"}, {"response-content-language", "Content-Language"},
+	{"response-expires", "Expires"}, {"response-cache-control", "Cache-Control"},
+	{"response-content-disposition", "Content-Disposition"}, {"response-content-encoding", "Content-Encoding"},
 }
 
 func quote(etag string) string { return `"` + etag + `"` }

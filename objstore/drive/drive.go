@@ -28,6 +28,9 @@ type Drive interface {
 	// Create makes (or truncates) the shard file for name, ready for
 	// WriteAt. It does not fsync; see Sync.
 	Create(ctx context.Context, name string) (*os.File, error)
+	// CreateShard is Create for a shard file written front to back: large
+	// appends bypass the page cache (see ShardFile).
+	CreateShard(ctx context.Context, name string) (*ShardFile, error)
 	// Open opens the shard file for reading; fs.ErrNotExist when absent.
 	Open(ctx context.Context, name string) (*os.File, error)
 	// Remove deletes the shard file; absent files are not an error.
@@ -57,9 +60,10 @@ type Drive interface {
 
 // Dir is a Drive on a local directory.
 type Dir struct {
-	root  string
-	index int
-	dev   uint64
+	root   string
+	index  int
+	dev    uint64
+	stages *stagePool // ShardFile staging buffers
 }
 
 var _ Drive = (*Dir)(nil)
@@ -112,7 +116,7 @@ func OpenDir(root string, set string, index int) (d *Dir, created bool, err erro
 	if err := unix.Stat(root, &st); err != nil {
 		return nil, false, fmt.Errorf("drive %s: %w", root, err)
 	}
-	return &Dir{root: root, index: index, dev: uint64(st.Dev)}, created, nil
+	return &Dir{root: root, index: index, dev: uint64(st.Dev), stages: newStagePool()}, created, nil
 }
 
 func writeFormat(root string, f format) error {

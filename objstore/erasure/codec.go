@@ -35,7 +35,7 @@ func NewCodec(k, m, blockSize int) (*Codec, error) {
 	c := &Codec{k: k, m: m, blockSize: blockSize, shardSize: ceilDiv(blockSize, k)}
 	c.stride = checksumLen + c.shardSize
 	if m > 0 {
-		enc, err := reedsolomon.New(k, m, reedsolomon.WithAutoGoroutines(c.shardSize))
+		enc, err := reedsolomon.New(k, m, reedsolomon.WithMaxGoroutines(1))
 		if err != nil {
 			return nil, fmt.Errorf("%w: %w", ErrGeometry, err)
 		}

@@ -66,7 +66,11 @@
 //     rewrites it, same length, with the final size on Close. A shard file
 //     left by an unfinished write still says size 0, so it never matches the
 //     expected header of a non-empty object and counts as bad.
-//   - Each chunk (checksum + shard bytes) is written with one WriteAt.
+//   - Each chunk (checksum + shard bytes) is written with one WriteAt, in
+//     order, so a sink sees one append after another (the drive package
+//     turns them into large O_DIRECT writes).
+//   - With HashWith, the object bytes are fed to a hash a block at a time
+//     on the Writer's own goroutine, overlapping reading and writing.
 //   - Memory use is bounded by a few blocks, whatever the object size.
 //
 // Codec, Reader.ReadAt and MemFile are safe for concurrent use; Writer and

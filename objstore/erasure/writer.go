@@ -25,6 +25,8 @@ type Writer struct {
 	hdrLen int64
 	queues []chan sinkJob // nil for a sink unavailable from the start
 	wg     sync.WaitGroup
+	hashQ  chan hashJob // nil unless HashWith was called
+	hashWG sync.WaitGroup
 
 	mu     sync.Mutex // protects the following
 	failed []bool
@@ -46,6 +48,12 @@ type sinkJob struct {
 	data []byte
 	seal bool      // compute data's checksum into its first 4 bytes first
 	buf  *inflight // released after the job, if not nil
+}
+
+// hashJob is one block's object bytes for the hash worker.
+type hashJob struct {
+	parts [][]byte
+	buf   *inflight
 }
 
 // inflight is a block buffer shared by the sink workers writing it.
@@ -102,13 +110,43 @@ func (c *Codec) NewWriter(ctx context.Context, hdr Header, sinks []io.WriterAt) 
 	err := w.dispatch(func(i int) sinkJob {
 		b, _ := w.headerBytes(i, 0) // validated above
 		return sinkJob{data: b}
-	}, nil)
+	}, nil, 0)
 	if err != nil {
 		w.err = err
 		_ = w.Close()
 		return nil, err
 	}
 	return w, nil
+}
+
+// HashWith makes the Writer pass every object byte, in order, to h (an
+// ETag's MD5, say) on a goroutine of its own, a block at a time as blocks
+// are encoded, so hashing overlaps reading the body and writing the
+// shards. h has seen every byte once Close returns. Call it before the
+// first Write.
+func (w *Writer) HashWith(h io.Writer) {
+	if w.hashQ != nil || w.size > 0 {
+		return
+	}
+	w.hashQ = make(chan hashJob, sinkQueueDepth)
+	w.hashWG.Add(1)
+	go func() {
+		defer w.hashWG.Done()
+		for {
+			select {
+			case j, ok := <-w.hashQ:
+				if !ok {
+					return
+				}
+				for _, p := range j.parts {
+					_, _ = h.Write(p)
+				}
+				j.buf.release()
+			case <-w.ctx.Done():
+				return
+			}
+		}
+	}()
 }
 
 // headerBytes encodes shard i's header for an object of size bytes.
@@ -178,14 +216,15 @@ func (w *Writer) healthy() ([]int, error) {
 	return ok, nil
 }
 
-// dispatch queues mk(i) for every healthy sink i.
-func (w *Writer) dispatch(mk func(i int) sinkJob, f *inflight) error {
+// dispatch queues mk(i) for every healthy sink i. f's references are set
+// to the number of jobs plus extra.
+func (w *Writer) dispatch(mk func(i int) sinkJob, f *inflight, extra int) error {
 	ok, err := w.healthy()
 	if err != nil {
 		return err
 	}
 	if f != nil {
-		f.refs.Store(int32(len(ok)))
+		f.refs.Store(int32(len(ok) + extra))
 	}
 	for _, i := range ok {
 		select {
@@ -302,9 +341,26 @@ func (w *Writer) flush() error {
 	f := &inflight{c: c, buf: w.buf}
 	w.buf, w.fill = nil, 0
 	w.block++
-	return w.dispatch(func(i int) sinkJob {
+	extra := 0
+	if w.hashQ != nil {
+		extra = 1
+	}
+	err := w.dispatch(func(i int) sinkJob {
 		return sinkJob{off: off, data: c.chunk(buf, i, ss), seal: true, buf: f}
-	}, f)
+	}, f, extra)
+	if err != nil || w.hashQ == nil {
+		return err
+	}
+	parts := make([][]byte, 0, c.k)
+	for i := 0; i < c.k && i*ss < l; i++ {
+		parts = append(parts, shards[i][:min(ss, l-i*ss)])
+	}
+	select {
+	case w.hashQ <- hashJob{parts: parts, buf: f}:
+		return nil
+	case <-w.ctx.Done():
+		return w.ctx.Err()
+	}
 }
 
 // relayout moves the l object bytes of a short last block, written with the
@@ -340,6 +396,10 @@ func (w *Writer) Close() error {
 		if q != nil {
 			close(q)
 		}
+	}
+	if w.hashQ != nil {
+		close(w.hashQ)
+		w.hashWG.Wait()
 	}
 	w.wg.Wait()
 	if err == nil {

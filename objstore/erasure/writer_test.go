@@ -1,7 +1,9 @@
 package erasure
 
 import (
+	"bytes"
 	"context"
+	"crypto/md5"
 	"errors"
 	"fmt"
 	"io"
@@ -186,5 +188,37 @@ func TestWriterMisuse(t *testing.T) {
 	}
 	if _, err := w.Write([]byte("x")); err == nil {
 		t.Error("Write after Close succeeded")
+	}
+}
+
+// TestWriterHashWith checks that the hash goroutine sees every object
+// byte in order, for full and short last blocks and every geometry.
+func TestWriterHashWith(t *testing.T) {
+	for _, g := range testGeometries {
+		for _, size := range []int{1, testBlockSize - 1, 3*testBlockSize + 5, 4 * testBlockSize} {
+			c := newTestCodec(t, g, testBlockSize)
+			data := testData(size, uint64(size))
+			sinks := make([]io.WriterAt, g.k+g.m)
+			for i := range sinks {
+				sinks[i] = &MemFile{}
+			}
+			w, err := c.NewWriter(context.Background(), Header{DataID: testID(1)}, sinks)
+			if err != nil {
+				t.Fatal(err)
+			}
+			h := md5.New()
+			w.HashWith(h)
+			for p := data; len(p) > 0; p = p[min(len(p), 1000):] {
+				if _, err := w.Write(p[:min(len(p), 1000)]); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if err := w.Close(); err != nil {
+				t.Fatal(err)
+			}
+			if want := md5.Sum(data); !bytes.Equal(h.Sum(nil), want[:]) {
+				t.Fatalf("%v size %d: hash differs", g, size)
+			}
+		}
 	}
 }
