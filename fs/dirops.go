@@ -142,7 +142,7 @@ func (d *dirNode) Create(ctx context.Context, name string, flags uint32, mode ui
 	ch := d.NewInode(ctx, fn, gofs.StableAttr{Mode: syscall.S_IFREG})
 	fn.fillIfWriting(&out.Attr)
 	d.listed(name, entry{kind: kindFile})
-	return ch, h, 0, 0
+	return ch, h.fuseHandle(), 0, 0
 }
 
 func (d *dirNode) Mknod(ctx context.Context, name string, mode uint32, dev uint32, out *fuse.EntryOut) (*gofs.Inode, syscall.Errno) {

@@ -32,6 +32,9 @@ type fileNode struct {
 	// cache: while any is open, no writer may use passthrough (the kernel
 	// refuses to mix the two modes on one inode).
 	cached int
+	// ptOpen counts passthrough writer handles, each until ptLinger
+	// after its release.
+	ptOpen int
 	// pending is the last background put of the file's content, and
 	// pendingAttrs the attributes it commits: Getattr answers with them
 	// until it is done, fsync reports its error.
@@ -162,16 +165,19 @@ func (n *fileNode) Open(ctx context.Context, flags uint32) (gofs.FileHandle, uin
 		if err != nil {
 			return nil, 0, n.fsys.errno("open", n.Path(nil), err)
 		}
-		return h, 0, 0
+		return h.fuseHandle(), 0, 0
 	}
 	n.mu.Lock()
+	if n.ptOpen > 0 {
+		// The kernel may still pass through to a staging file: a cached
+		// open would be refused, a direct one reads through the mount
+		// (the write state, or the committed version).
+		n.mu.Unlock()
+		return &handle{node: n}, fuse.FOPEN_DIRECT_IO, 0
+	}
 	if n.ws != nil {
-		// Reads what is being written: through the writer's staging
-		// file when the kernel passes writes through to it.
-		h := &handle{node: n, cached: !n.ws.passthrough}
-		if h.cached {
-			n.cached++
-		}
+		h := &handle{node: n, cached: true}
+		n.cached++
 		n.mu.Unlock()
 		return h, 0, 0
 	}

@@ -58,8 +58,11 @@ type FS struct {
 	watchDone chan struct{}
 	self      selfEvents
 
-	tmpMu  sync.Mutex // protects tmpSeq
-	tmpSeq uint64
+	stages stagePool
+
+	roomMu sync.Mutex // protects room and roomAt
+	room   bool       // the staging directory had room (roomToStage)
+	roomAt time.Time
 }
 
 // Mount mounts st on dir and serves it until Unmount. A stale mount left
@@ -78,6 +81,7 @@ func Mount(ctx context.Context, st *objstore.Store, dir string, opt Options) (*F
 		return nil, err
 	}
 	f := &FS{store: st, opt: opt, log: opt.Logger, owner: owner{opt.UID, opt.GID}, dir: dir}
+	f.stages.dir = opt.TmpDir
 	f.self.init()
 	f.root = &rootNode{fsys: f}
 	timeout := opt.AttrTimeout
@@ -133,6 +137,7 @@ func (f *FS) Unmount() error {
 		return nil
 	}
 	f.server.Wait()
+	f.stages.drain()
 	f.log.Info().Str("mountpoint", f.dir).Msg("unmounted")
 	return nil
 }
@@ -211,26 +216,6 @@ func unescapeMount(s string) string {
 		b.WriteByte(s[i])
 	}
 	return b.String()
-}
-
-// stageFile creates an empty staging file.
-func (f *FS) stageFile() (*os.File, error) {
-	f.tmpMu.Lock()
-	f.tmpSeq++
-	n := f.tmpSeq
-	f.tmpMu.Unlock()
-	name := filepath.Join(f.opt.TmpDir, fmt.Sprintf("stage-%d-%d", os.Getpid(), n))
-	file, err := os.OpenFile(name, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o600)
-	if err != nil {
-		return nil, fmt.Errorf("staging file: %w", err)
-	}
-	// Unlinked at once: the open descriptor keeps the bytes, and a crash
-	// leaves nothing to sweep.
-	if err := os.Remove(name); err != nil {
-		_ = file.Close()
-		return nil, fmt.Errorf("staging file: %w", err)
-	}
-	return file, nil
 }
 
 // location is where a node lives in the store.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"sync"
 	"syscall"
+	"time"
 
 	gofs "github.com/hanwen/go-fuse/v2/fs"
 	"github.com/hanwen/go-fuse/v2/fuse"
@@ -22,6 +23,7 @@ type handle struct {
 	// writes directly (FUSE passthrough), without asking the mount.
 	fd          int
 	passthrough bool
+	stage       *staged // held while the kernel may pass through to it
 
 	mu     sync.Mutex // protects reader
 	reader *objstore.ObjectReader
@@ -44,8 +46,27 @@ func (h *handle) pinned(ctx context.Context) (*objstore.ObjectReader, error) {
 	return h.reader, nil
 }
 
+// ptHandle is the handle of a passthrough writer. Only it offers go-fuse
+// a passthrough descriptor: go-fuse passes every handle that offers one
+// through to whatever backing file the inode has registered, which may
+// be a staging file that is already gone.
+type ptHandle struct{ *handle }
+
+// fuseHandle is what Open and Create answer the kernel with.
+func (h *handle) fuseHandle() gofs.FileHandle {
+	if h.passthrough {
+		return &ptHandle{h}
+	}
+	return h
+}
+
+// ptLinger is how long after a passthrough handle's release the inode is
+// kept from new passthrough opens and its readers bypass the page cache:
+// go-fuse drops the kernel's backing file only after the release returns.
+const ptLinger = time.Second
+
 var (
-	_ gofs.FilePassthroughFder = (*handle)(nil)
+	_ gofs.FilePassthroughFder = (*ptHandle)(nil)
 	_ gofs.FileReader          = (*handle)(nil)
 	_ gofs.FileWriter          = (*handle)(nil)
 	_ gofs.FileFlusher         = (*handle)(nil)
@@ -72,10 +93,8 @@ func (h *handle) Write(ctx context.Context, data []byte, off int64) (uint32, sys
 	return uint32(n), 0
 }
 
-// PassthroughFd gives the kernel the staging file of a passthrough
-// writer. Other handles say no; go-fuse still passes them through to the
-// inode's staging file while a passthrough writer has it open.
-func (h *handle) PassthroughFd() (int, bool) { return h.fd, h.passthrough }
+// PassthroughFd gives the kernel the staging file of a passthrough writer.
+func (h *ptHandle) PassthroughFd() (int, bool) { return h.fd, true }
 
 // Flush runs at every close(2) of a descriptor: what was written becomes
 // visible to every face of the store.
@@ -83,7 +102,8 @@ func (h *handle) Flush(ctx context.Context) syscall.Errno {
 	if !h.write {
 		return 0
 	}
-	return h.node.fsys.errno("flush", h.node.Path(nil), h.node.flush(ctx))
+	errno := h.node.fsys.errno("flush", h.node.Path(nil), h.node.flush(ctx))
+	return errno
 }
 
 func (h *handle) Fsync(ctx context.Context, flags uint32) syscall.Errno {
@@ -105,6 +125,17 @@ func (h *handle) Release(ctx context.Context) syscall.Errno {
 		h.node.cached--
 	}
 	h.node.mu.Unlock()
+	if h.stage != nil {
+		defer h.stage.release()
+	}
+	if h.passthrough {
+		n := h.node
+		time.AfterFunc(ptLinger, func() {
+			n.mu.Lock()
+			n.ptOpen--
+			n.mu.Unlock()
+		})
+	}
 	if h.write {
 		return h.node.fsys.errno("release", h.node.Path(nil), h.node.endWrite(ctx))
 	}

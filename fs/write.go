@@ -26,12 +26,13 @@ const bufMax = 128 << 10
 // small), in a staging file, or is still the base version (nothing
 // changed yet).
 type writeState struct {
-	base  *objstore.ObjectReader // the version the writes start from, until staged
-	buf   []byte                 // the content, while inBuf
-	inBuf bool
-	stage *os.File // the content, once staged
-	size  int64
-	attrs attrs
+	base     *objstore.ObjectReader // the version the writes start from, until staged
+	buf      []byte                 // the content, while inBuf
+	inBuf    bool
+	stage    *os.File // the content, once staged
+	stageRef *staged  // stage's reference
+	size     int64
+	attrs    attrs
 	// contentType and meta are carried over from the version written over.
 	contentType string
 	meta        map[string]string
@@ -131,7 +132,7 @@ func (n *fileNode) beginWrite(ctx context.Context, trunc bool) (*handle, error) 
 // directly, as go-fuse's loopback does with its files.
 func (n *fileNode) writeHandleLocked() (*handle, error) {
 	ws := n.ws
-	if ws.writers == 1 && !ws.passthrough && !n.fsys.opt.NoPassthrough && n.cached == 0 && ws.stage == nil && n.fsys.roomToStage() {
+	if ws.writers == 1 && !ws.passthrough && !n.fsys.opt.NoPassthrough && n.cached == 0 && n.ptOpen == 0 && ws.stage == nil && n.fsys.roomToStage() {
 		if err := n.stageLocked(ws.size); err != nil {
 			return nil, err
 		}
@@ -142,7 +143,8 @@ func (n *fileNode) writeHandleLocked() (*handle, error) {
 	}
 	h := &handle{node: n, write: true}
 	if ws.passthrough {
-		h.passthrough, h.fd = true, int(ws.stage.Fd())
+		h.passthrough, h.fd, h.stage = true, int(ws.stage.Fd()), ws.stageRef.hold()
+		n.ptOpen++
 	} else {
 		h.cached = true
 		n.cached++
@@ -156,14 +158,22 @@ func (n *fileNode) writeHandleLocked() (*handle, error) {
 // which keeps a file whose write failed from being committed torn.
 const passthroughMinFree = 256 << 20
 
-// roomToStage says whether the staging directory has room to spare.
+// roomToStage says whether the staging directory has room to spare,
+// asking the filesystem at most every statfsEvery.
 func (f *FS) roomToStage() bool {
-	var st unix.Statfs_t
-	if err := unix.Statfs(f.opt.TmpDir, &st); err != nil {
-		return false
+	f.roomMu.Lock()
+	defer f.roomMu.Unlock()
+	if time.Since(f.roomAt) < statfsEvery {
+		return f.room
 	}
-	return st.Bavail*uint64(st.Bsize) >= passthroughMinFree
+	var st unix.Statfs_t
+	f.room = unix.Statfs(f.opt.TmpDir, &st) == nil && st.Bavail*uint64(st.Bsize) >= passthroughMinFree
+	f.roomAt = time.Now()
+	return f.room
 }
+
+// statfsEvery is how long roomToStage trusts its last answer.
+const statfsEvery = 100 * time.Millisecond
 
 // refreshLocked learns the size and mtime of a passthrough content from
 // its staging file, and whether it changed since last looked at.
@@ -216,8 +226,8 @@ func (ws *writeState) close() {
 	if ws.base != nil {
 		_ = ws.base.Close()
 	}
-	if ws.stage != nil {
-		_ = ws.stage.Close()
+	if ws.stageRef != nil {
+		ws.stageRef.release()
 	}
 }
 
@@ -241,10 +251,11 @@ func (n *fileNode) stageLocked(keep int64) error {
 	if ws.stage != nil {
 		return nil
 	}
-	f, err := n.fsys.stageFile()
+	ref, err := n.fsys.stages.get()
 	if err != nil {
 		return err
 	}
+	f := ref.f
 	switch {
 	case ws.inBuf:
 		_, err = f.Write(ws.buf)
@@ -253,14 +264,14 @@ func (n *fileNode) stageLocked(keep int64) error {
 		_, err = io.Copy(f, io.NewSectionReader(ws.base, 0, min(keep, ws.base.Size())))
 	}
 	if err != nil {
-		_ = f.Close()
+		ref.release()
 		return fmt.Errorf("stage %s: %w", n.Path(nil), err)
 	}
 	if ws.base != nil {
 		_ = ws.base.Close()
 		ws.base = nil
 	}
-	ws.stage = f
+	ws.stage, ws.stageRef = f, ref
 	return nil
 }
 

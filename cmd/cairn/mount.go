@@ -21,11 +21,13 @@ import (
 type mountFlags struct {
 	AttrTimeout time.Duration
 	Debug       bool
+	NoPass      bool
 }
 
 func (m *mountFlags) register(fs *flag.FlagSet) {
 	fs.DurationVar(&m.AttrTimeout, "attr-timeout", time.Second, "how long the kernel caches attributes and entries of the mount; the store's change feed invalidates them sooner")
 	fs.BoolVar(&m.Debug, "fuse-debug", false, "log every FUSE request")
+	fs.BoolVar(&m.NoPass, "no-passthrough", false, "send every write through cairn instead of letting the kernel write large files straight to their staging file")
 }
 
 // mountOptions are the flags of "cairn mount".
@@ -112,13 +114,14 @@ func startMount(ctx context.Context, st *objstore.Store, dataDir, dir string, mf
 		return nil, fmt.Errorf("mount %s: /dev/fuse is not usable here: %w", dir, errors.Join(err, objstore.ErrInvalidArgument))
 	}
 	return cairnfs.Mount(ctx, st, dir, cairnfs.Options{
-		TmpDir:      filepath.Join(dataDir, "tmp", "mount"),
-		AttrTimeout: mf.AttrTimeout,
-		Control:     control.StoreTree(st),
-		UID:         uint32(os.Getuid()),
-		GID:         uint32(os.Getgid()),
-		Logger:      logger.With().Str("component", "fs").Logger(),
-		Debug:       mf.Debug,
+		TmpDir:        filepath.Join(dataDir, "tmp", "mount"),
+		AttrTimeout:   mf.AttrTimeout,
+		Control:       control.StoreTree(st),
+		UID:           uint32(os.Getuid()),
+		GID:           uint32(os.Getgid()),
+		Logger:        logger.With().Str("component", "fs").Logger(),
+		Debug:         mf.Debug,
+		NoPassthrough: mf.NoPass,
 	})
 }
 

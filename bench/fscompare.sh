@@ -1,0 +1,304 @@
+#!/usr/bin/env bash
+# Interleaved mount comparison: `cairn serve --mount` against go-fuse's
+# loopback filesystem (../shared/bench's fuseloop) over a directory on the
+# same disk, A B A B ..., and the ratios of the medians.
+#
+#   bench/fscompare.sh [ROUNDS]                          (default: 3)
+#
+# Workloads (each run on a fresh mount, fuseloop then Cairn, every round):
+#   write+fsync   dd if=/dev/zero of=F bs=1M count=SIZE_MIB conv=fsync   MiB/s, close included
+#   write         the same without conv=fsync (close included; `sync` after, untimed)
+#   read          dd if=F of=/dev/null bs=1M after dropping the page cache  MiB/s
+#   cp -r         cp -r of FILES files of FILE_KIB KiB from local disk      s and files/s
+#   ls -lR        ls -lR of a tree of ~ENTRIES entries, cold (fresh mount,
+#                 caches dropped) then warm (again at once), with the default
+#                 1 s attribute/entry timeout and with 1 h on both sides    s
+#
+# Environment (defaults in brackets):
+#   SIZE_MIB [1024]  FILES [1000]  FILE_KIB [4]  ENTRIES [10000]
+#   DRIVES [4]  PARITY [2]         Cairn's --drives and --parity
+#   WORKLOADS ["wsync write read cp ls1s ls1h"]   a subset runs only those
+#   FUSELOOP_FLAGS ["-maxwrite 1048576"]  extra fuseloop flags (Cairn's MaxWrite is 1 MiB)
+#   WORKDIR          where data, the loopback's directory and the mount points
+#                    go [a new directory under /tmp]; Cairn's data and the
+#                    loopback's directory share its filesystem. Removed at exit
+#                    unless KEEP=1 or WORKDIR was given.
+#   CAIRN_BIN, FUSELOOP_BIN  prebuilt binaries instead of building them
+#   PORT [9311]      Cairn's HTTP port (loopback)
+#
+# Quick run: SIZE_MIB=256 FILES=200 ENTRIES=2000 bench/fscompare.sh 1
+#
+# Must run as root (mounts, drop_caches). Needs ../shared/bench next to the
+# repository unless FUSELOOP_BIN is set. Everything it starts is stopped
+# and unmounted on exit.
+set -euo pipefail
+top=$(cd "$(dirname "$0")/.." && pwd)
+shared=${CAIRN_SHARED_BENCH:-$top/../shared/bench}
+rounds=${1:-3}
+size_mib=${SIZE_MIB:-1024}
+files=${FILES:-1000}
+file_kib=${FILE_KIB:-4}
+entries=${ENTRIES:-10000}
+drives=${DRIVES:-4}
+parity=${PARITY:-2}
+workloads=${WORKLOADS:-wsync write read cp ls1s ls1h}
+fl_flags=${FUSELOOP_FLAGS:--maxwrite 1048576}
+port=${PORT:-9311}
+
+[ "$(id -u)" = 0 ] || { echo "fscompare: must run as root" >&2; exit 2; }
+[ -e /dev/fuse ] || { echo "fscompare: no /dev/fuse" >&2; exit 2; }
+
+if [ -n "${WORKDIR:-}" ]; then
+  work=$WORKDIR; mkdir -p "$work"; keep=1
+else
+  work=$(mktemp -d /tmp/fscompare.XXXXXX); keep=${KEEP:-0}
+fi
+mnt_fl=$work/mnt-fuseloop mnt_ca=$work/mnt-cairn
+orig=$work/loop-orig data=$work/cairn-data src=$work/src
+mkdir -p "$mnt_fl" "$mnt_ca" "$orig" "$src"
+results=$work/results.tsv
+: >"$results"
+fl_pid= ca_pid=
+
+unmount_all() {
+  if [ -n "$fl_pid" ]; then
+    umount "$mnt_fl" 2>/dev/null || umount -l "$mnt_fl" 2>/dev/null || true
+    kill -TERM "$fl_pid" 2>/dev/null || true; wait "$fl_pid" 2>/dev/null || true; fl_pid=
+  fi
+  if [ -n "$ca_pid" ]; then
+    kill -TERM "$ca_pid" 2>/dev/null || true; wait "$ca_pid" 2>/dev/null || true; ca_pid=
+  fi
+  for m in "$mnt_fl" "$mnt_ca"; do mountpoint -q "$m" 2>/dev/null && umount -l "$m" 2>/dev/null; done
+  return 0
+}
+cleanup() {
+  unmount_all
+  if [ "$keep" = 1 ]; then echo "fscompare: kept $work" >&2; else rm -rf "$work"; fi
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+# Room for the big file: the loopback's copy, Cairn's staging copy, and its
+# shards (at most twice the bytes) for the current version and an old one
+# the cleaner has not freed yet.
+need_mib=$((size_mib * 6 + 512))
+avail_mib=$(df -Pm "$work" | awk 'NR == 2 { print $4 }')
+if [ "$avail_mib" -lt "$need_mib" ]; then
+  echo "fscompare: $work has $avail_mib MiB free, needs about $need_mib MiB (lower SIZE_MIB)" >&2; exit 2
+fi
+
+# --- binaries ---------------------------------------------------------------
+fuseloop=${FUSELOOP_BIN:-}
+if [ -z "$fuseloop" ]; then
+  fuseloop=$work/fuseloop
+  (cd "$shared" && go build -o "$fuseloop" ./fuseloop)
+fi
+cairn=${CAIRN_BIN:-}
+if [ -z "$cairn" ]; then
+  cairn=$work/cairn
+  (cd "$top" && go build -o "$cairn" ./cmd/cairn)
+fi
+
+# --- mounting ---------------------------------------------------------------
+wait_mounted() { # dir pid what
+  for _ in $(seq 300); do
+    mountpoint -q "$1" && return 0
+    kill -0 "$2" 2>/dev/null || { echo "fscompare: $3 exited before mounting" >&2; return 1; }
+    sleep 0.05
+  done
+  echo "fscompare: $3 did not mount $1" >&2; return 1
+}
+mount_fuseloop() { # ttl
+  # shellcheck disable=SC2086
+  "$fuseloop" $fl_flags -ttl "$1" "$mnt_fl" "$orig" >>"$work/fuseloop.log" 2>&1 &
+  fl_pid=$!
+  wait_mounted "$mnt_fl" "$fl_pid" fuseloop
+}
+umount_fuseloop() {
+  umount "$mnt_fl" 2>/dev/null || umount -l "$mnt_fl"
+  wait "$fl_pid" 2>/dev/null || true; fl_pid=
+}
+mount_cairn() { # attr-timeout
+  CAIRN_ROOT_USER=bench CAIRN_ROOT_PASSWORD=benchsecret \
+    "$cairn" serve --data "$data" --drives "$drives" --parity "$parity" \
+    --address "127.0.0.1:$port" --mount "$mnt_ca" --attr-timeout "$1" \
+    ${CAIRN_FLAGS:-} --log-level warn >>"$work/cairn.log" 2>&1 &
+  ca_pid=$!
+  wait_mounted "$mnt_ca" "$ca_pid" cairn
+  for _ in $(seq 200); do
+    curl -fs "http://127.0.0.1:$port/health/ready" >/dev/null 2>&1 && return 0; sleep 0.05
+  done
+  echo "fscompare: cairn not ready" >&2; return 1
+}
+umount_cairn() {
+  kill -TERM "$ca_pid"
+  local rc=0; wait "$ca_pid" || rc=$?; ca_pid=
+  [ "$rc" = 0 ] || echo "fscompare: cairn serve exited $rc (see $work/cairn.log)" >&2
+  if mountpoint -q "$mnt_ca"; then echo "fscompare: cairn left its mount behind" >&2; umount -l "$mnt_ca"; fi
+}
+mount_sys() { # sys ttl -> prints the base directory
+  if [ "$1" = fuseloop ]; then mount_fuseloop "$2"; else mount_cairn "$2"; fi
+}
+umount_sys() { if [ "$1" = fuseloop ]; then umount_fuseloop; else umount_cairn; fi; }
+base() { if [ "$1" = fuseloop ]; then echo "$mnt_fl/bench"; else echo "$mnt_ca/bench"; fi; }
+
+drop_caches() { sync; echo 3 >/proc/sys/vm/drop_caches; }
+now() { date +%s.%N; }
+elapsed() { python3 -c "import sys; print(f'{float(sys.argv[2]) - float(sys.argv[1]):.4f}')" "$1" "$2"; }
+record() { printf '%s\t%s\t%s\t%s\n' "$1" "$2" "$3" "$4" >>"$results"; } # workload sys round seconds
+
+# --- sources on local disk ----------------------------------------------------
+python3 - "$src" "$files" "$file_kib" "$entries" <<'PY'
+import math, os, sys
+src, files, kib, entries = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4])
+small = os.path.join(src, "small")
+os.makedirs(small, exist_ok=True)
+for i in range(files):
+    with open(os.path.join(small, f"f{i:06d}"), "wb") as f:
+        f.write(os.urandom(kib * 1024))
+# ~entries entries: nd directories of (entries/nd - 1) empty files each.
+nd = max(1, round(math.sqrt(entries)))
+per = max(0, entries // nd - 1)
+tree = os.path.join(src, "tree")
+for d in range(nd):
+    p = os.path.join(tree, f"d{d:04d}")
+    os.makedirs(p, exist_ok=True)
+    for i in range(per):
+        open(os.path.join(p, f"e{i:05d}"), "wb").close()
+PY
+tree_entries=$(find "$src/tree" -mindepth 1 | wc -l)
+
+echo "fscompare: $rounds round(s); file ${size_mib} MiB; cp -r of $files x ${file_kib} KiB;" \
+  "ls -lR of $tree_entries entries; cairn $drives drives parity $parity; fuseloop flags: $fl_flags" >&2
+echo "fscompare: work dir $work (on $(df --output=source "$work" | tail -1))" >&2
+
+# --- setup: the bench bucket and the ls tree on both sides --------------------
+need_ls=0; case " $workloads " in *" ls1s "*|*" ls1h "*) need_ls=1;; esac
+need_big=0; case " $workloads " in *" read "*) need_big=1;; esac
+mkdir -p "$orig/bench"
+[ $need_ls = 1 ] && cp -r "$src/tree" "$orig/bench/tree"
+mount_cairn 1s
+mkdir -p "$mnt_ca/bench"
+if [ $need_ls = 1 ]; then
+  t0=$(now); cp -r "$src/tree" "$mnt_ca/bench/tree"; t1=$(now)
+  echo "fscompare: setup: cp -r of the ls tree into cairn took $(elapsed "$t0" "$t1") s" >&2
+fi
+umount_cairn
+sync
+
+# --- workloads ---------------------------------------------------------------
+w_wsync() { # sys round
+  local b; b=$(base "$1"); rm -f "$b/big"; sync
+  local t0 t1; t0=$(now)
+  dd if=/dev/zero of="$b/big" bs=1M count="$size_mib" conv=fsync status=none
+  t1=$(now); record "write+fsync" "$1" "$2" "$(elapsed "$t0" "$t1")"
+}
+w_write() {
+  local b; b=$(base "$1"); rm -f "$b/big"; sync
+  local t0 t1; t0=$(now)
+  dd if=/dev/zero of="$b/big" bs=1M count="$size_mib" status=none
+  t1=$(now); record "write" "$1" "$2" "$(elapsed "$t0" "$t1")"
+  sync
+}
+w_read() {
+  local b; b=$(base "$1")
+  if [ ! -f "$b/big" ] || [ "$(stat -c %s "$b/big")" != $((size_mib << 20)) ]; then
+    dd if=/dev/zero of="$b/big" bs=1M count="$size_mib" conv=fsync status=none
+  fi
+  drop_caches
+  local t0 t1; t0=$(now)
+  dd if="$b/big" of=/dev/null bs=1M status=none
+  t1=$(now); record "read" "$1" "$2" "$(elapsed "$t0" "$t1")"
+}
+w_cp() {
+  local b; b=$(base "$1"); sync
+  local t0 t1; t0=$(now)
+  cp -r "$src/small" "$b/cp-$2"
+  t1=$(now); record "cp -r" "$1" "$2" "$(elapsed "$t0" "$t1")"
+  local n; n=$(find "$b/cp-$2" -type f | wc -l)
+  [ "$n" = "$files" ] || echo "fscompare: $1 has $n of $files files after cp -r" >&2
+  sync
+}
+w_ls() { # sys round ttl
+  local b; b=$(base "$1"); drop_caches
+  local t0 t1 t2 n1 n2; t0=$(now)
+  ls -lR "$b/tree" >"$work/ls-$1.out"
+  t1=$(now)
+  ls -lR "$b/tree" >"$work/ls-$1.out2"
+  t2=$(now)
+  record "ls -lR cold, ttl $3" "$1" "$2" "$(elapsed "$t0" "$t1")"
+  record "ls -lR warm, ttl $3" "$1" "$2" "$(elapsed "$t1" "$t2")"
+  n1=$(grep -c '^-' "$work/ls-$1.out" || true); n2=$(grep -c '^-' "$work/ls-$1.out2" || true)
+  [ "$n1" = "$n2" ] || echo "fscompare: $1 ls -lR listed $n1 then $n2 files" >&2
+  echo "$n1" >"$work/ls-$1.count"
+}
+
+for r in $(seq "$rounds"); do
+  for w in $workloads; do
+    for sys in fuseloop cairn; do
+      before=$(wc -l <"$results")
+      case $w in
+        ls1h) ttl=1h ;;
+        *) ttl=1s ;;
+      esac
+      mount_sys "$sys" "$ttl"
+      case $w in
+        wsync) w_wsync "$sys" "$r" ;;
+        write) w_write "$sys" "$r" ;;
+        read) w_read "$sys" "$r" ;;
+        cp) w_cp "$sys" "$r" ;;
+        ls1s) w_ls "$sys" "$r" 1s ;;
+        ls1h) w_ls "$sys" "$r" 1h ;;
+        *) echo "fscompare: unknown workload $w" >&2; exit 2 ;;
+      esac
+      umount_sys "$sys"
+      tail -n +$((before + 1)) "$results" | while IFS=$'\t' read -r wl _ _ t; do
+        echo "fscompare: round $r, $sys, $wl: $t s" >&2
+      done
+    done
+  done
+  if [ -f "$work/ls-fuseloop.count" ] && [ -f "$work/ls-cairn.count" ] &&
+     [ "$(cat "$work/ls-fuseloop.count")" != "$(cat "$work/ls-cairn.count")" ]; then
+    echo "fscompare: ls -lR listed $(cat "$work/ls-fuseloop.count") files on fuseloop, $(cat "$work/ls-cairn.count") on cairn" >&2
+  fi
+done
+
+python3 - "$results" "$size_mib" "$files" "$tree_entries" "$rounds" "$drives" "$parity" <<'PY'
+import sys, statistics as st
+path, size_mib, files, entries, rounds, drives, parity = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4]), sys.argv[5], sys.argv[6], sys.argv[7]
+rows = [l.rstrip("\n").split("\t") for l in open(path) if l.strip()]
+groups, order = {}, []
+for w, s, r, t in rows:
+    if w not in order:
+        order.append(w)
+    groups.setdefault((w, s), []).append(float(t))
+print(f"cairn ({drives} drives, parity {parity}) vs go-fuse loopback, same disk; medians of {rounds} interleaved round(s)")
+print("ratio = cairn/fuseloop of throughput (for timed runs: fuseloop s / cairn s); > 1 means cairn is faster")
+print(f"{'workload':<24} {'fuseloop':>20} {'cairn':>20} {'ratio':>7}   per round (fuseloop | cairn)")
+def fmt(ts, w):
+    m = st.median(ts)
+    if w.startswith("write") or w == "read":
+        return f"{size_mib / m:8.0f} MiB/s", size_mib / m
+    if w == "cp -r":
+        return f"{m:6.2f} s {files / m:6.0f} f/s", files / m
+    return f"{m:8.3f} s", 1 / m
+def per(ts, w):
+    if w.startswith("write") or w == "read":
+        return " ".join(f"{size_mib / t:.0f}" for t in ts)
+    return " ".join(f"{t:.2f}" for t in ts)
+label = {"write+fsync": f"write {size_mib} MiB, fsync", "write": f"write {size_mib} MiB", "read": f"read {size_mib} MiB, cold",
+         "cp -r": f"cp -r {files} files"}
+for w in order:
+    f, c = groups.get((w, "fuseloop")), groups.get((w, "cairn"))
+    if not f or not c:
+        continue
+    fs_, fv = fmt(f, w)
+    cs, cv = fmt(c, w)
+    name = label.get(w, w.replace("ls -lR", f"ls -lR {entries}"))
+    print(f"{name:<24} {fs_:>20} {cs:>20} {cv / fv:>6.2f}x   {per(f, w)} | {per(c, w)}")
+# The design target for ls -lR: cairn with long caches against the loopback's default 1 s.
+for temp in ("cold", "warm"):
+    f, c = groups.get((f"ls -lR {temp}, ttl 1s", "fuseloop")), groups.get((f"ls -lR {temp}, ttl 1h", "cairn"))
+    if f and c:
+        print(f"{'ls -lR ' + temp + ', cairn 1h/loop 1s':<24} {st.median(f):>18.3f} s {st.median(c):>18.3f} s {st.median(f) / st.median(c):>6.2f}x")
+PY
