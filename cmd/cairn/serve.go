@@ -8,6 +8,8 @@ import (
 	"log"
 	"net"
 	"net/http"
+	"os"
+	"runtime/debug"
 	"time"
 )
 
@@ -60,6 +62,7 @@ func parseServe(args []string) (invocation, error) {
 // for by ctx is not an error.
 func runServe(ctx context.Context, o serveOptions, d deps) (err error) {
 	logger := d.log
+	tuneGC()
 	sopt := o.Store.options(logger.With().Str("component", "objstore").Logger())
 	if err := sopt.Validate(); err != nil {
 		return err
@@ -139,4 +142,18 @@ func deref(p *invocation) invocation {
 		return invocation{}
 	}
 	return *p
+}
+
+// serverGCPercent is the garbage collector's target for the server: its
+// live heap is small and its garbage is many short-lived per-request
+// allocations, so the default (100) collects several hundred times a
+// second under load. 400 costs a few times a small heap in memory and
+// gave 8% more 4 KiB GETs (docs/performance.md).
+const serverGCPercent = 400
+
+// tuneGC applies serverGCPercent unless GOGC is set in the environment.
+func tuneGC() {
+	if _, set := os.LookupEnv("GOGC"); !set {
+		debug.SetGCPercent(serverGCPercent)
+	}
 }
