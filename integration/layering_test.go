@@ -47,6 +47,12 @@ func layerRules() []layerRule {
 			},
 		},
 		{
+			name: "only catalog (and integration) may import apache/iceberg-go",
+			violates: func(pkg, imp string) bool {
+				return under(imp, icebergGo) && !under(pkg, "catalog") && !under(pkg, "integration")
+			},
+		},
+		{
 			name: "only objstore (and cmd, integration) may import objstore/meta, objstore/erasure, objstore/drive",
 			violates: func(pkg, imp string) bool {
 				internal := under(imp, "objstore/meta") || under(imp, "objstore/erasure") || under(imp, "objstore/drive")
@@ -56,6 +62,10 @@ func layerRules() []layerRule {
 		},
 	}
 }
+
+// icebergGo is the Iceberg library the catalog is built on; its dependency
+// tree (arrow, parquet) stays out of everything else.
+const icebergGo = "github.com/apache/iceberg-go"
 
 // under reports whether path is root or below it.
 func under(path, root string) bool {
@@ -97,6 +107,11 @@ func TestLayeringRules(t *testing.T) {
 		{"objstore", "objstore/meta", ""},
 		{"objstore/objstoretest", "objstore/drive", ""},
 		{"objstore", "catalog", "objstore may not import"},
+		{"catalog", icebergGo + "/table", ""},
+		{"catalog/objectbacked", icebergGo, ""},
+		{"frontends/iceberg", icebergGo + "/table", "only catalog"},
+		{"fs", icebergGo, "only catalog"},
+		{"objstore", icebergGo + "/catalog/rest", "only catalog"},
 		{"objstore/meta", "frontends/s3", "objstore may not import"},
 		{"objstore", "fs", "objstore may not import"},
 		{"objstore", "fsutil", ""}, // "fs" is a package, not a prefix
@@ -166,6 +181,8 @@ func TestLayering(t *testing.T) {
 		for _, imp := range fields[1:] {
 			if rel, ok := relative(module, imp); ok {
 				graph[pkg] = append(graph[pkg], rel)
+			} else if under(imp, icebergGo) {
+				graph[pkg] = append(graph[pkg], imp)
 			}
 		}
 		if _, seen := graph[pkg]; !seen {
