@@ -32,7 +32,7 @@ func (l *linkNode) Readlink(ctx context.Context) ([]byte, syscall.Errno) {
 	if err != nil {
 		return nil, l.fsys.errno("readlink", bucket+"/"+key, err)
 	}
-	defer r.Close()
+	defer func() { _ = r.Close() }()
 	b, err := io.ReadAll(io.LimitReader(r, maxLinkLen))
 	if err != nil {
 		return nil, l.fsys.errno("readlink", bucket+"/"+key, err)

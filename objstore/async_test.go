@@ -85,7 +85,7 @@ func TestRenamePrefixReplaceMarker(t *testing.T) {
 	}
 	for _, c := range cases {
 		_, err := s.RenamePrefix(ctx, "rpm", "src/", c.to, RenameOptions{IfNoneMatch: "*", ReplaceMarker: c.replace})
-		if !errors.Is(err, c.wantErr) && !(err == nil && c.wantErr == nil) {
+		if !errors.Is(err, c.wantErr) && (err != nil || c.wantErr != nil) {
 			t.Fatalf("rename to %s (replace %v): %v, want %v", c.to, c.replace, err, c.wantErr)
 		}
 	}
