@@ -17,7 +17,7 @@ func (s *Store) ExpireUploads(ctx context.Context, now time.Time) (int, error) {
 		if r.AbortIncompleteDays <= 0 {
 			return nil
 		}
-		cutoff := now.Add(-time.Duration(r.AbortIncompleteDays) * 24 * time.Hour)
+		cutoff := now.Add(-time.Duration(r.AbortIncompleteDays) * s.opt.LifecycleDay)
 		p := meta.ObjectKey(b.Name, r.Prefix)
 		uc := tx.Cursor(meta.Uploads)
 		for uk, uraw := uc.Seek(p); meta.HasPrefix(uk, p); uk, uraw = uc.Next() {
@@ -111,7 +111,7 @@ func (s *Store) ExpireObjects(ctx context.Context, now time.Time) (int, error) {
 		if r.ExpirationDays <= 0 {
 			return nil
 		}
-		cutoff := now.Add(-time.Duration(r.ExpirationDays) * 24 * time.Hour)
+		cutoff := now.Add(-time.Duration(r.ExpirationDays) * s.opt.LifecycleDay)
 		p := meta.ObjectKey(b.Name, r.Prefix)
 		oc := tx.Cursor(meta.Objects)
 		for ok, oraw := oc.Seek(p); meta.HasPrefix(ok, p); ok, oraw = oc.Next() {

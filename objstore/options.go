@@ -41,6 +41,10 @@ type Options struct {
 	// LifecycleInterval is how often expired incomplete multipart uploads
 	// are aborted; zero means 1h.
 	LifecycleInterval time.Duration
+	// LifecycleDay is the length of a day for lifecycle rules (their
+	// DaysAfterInitiation and Days); zero means 24h. Shorter days let
+	// tests and rehearsals see rules act.
+	LifecycleDay time.Duration
 	// NoBackground disables the cleaner, healer and lifecycle goroutines
 	// (offline tools and tests that drive them by hand).
 	NoBackground bool
@@ -82,6 +86,9 @@ func (o Options) withDefaults() Options {
 	if o.LifecycleInterval == 0 {
 		o.LifecycleInterval = time.Hour
 	}
+	if o.LifecycleDay == 0 {
+		o.LifecycleDay = 24 * time.Hour
+	}
 	return o
 }
 
@@ -101,6 +108,9 @@ func (o Options) Validate() error {
 	}
 	if o.BlockSize < 0 || o.MinPartSize < 0 {
 		return fmt.Errorf("%w: negative size", ErrInvalidArgument)
+	}
+	if o.CleanerInterval < 0 || o.LifecycleInterval < 0 || o.LifecycleDay < 0 {
+		return fmt.Errorf("%w: negative interval", ErrInvalidArgument)
 	}
 	return nil
 }

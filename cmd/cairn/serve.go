@@ -30,7 +30,11 @@ type serveOptions struct {
 	Address  string
 	Mount    string
 	MountOpt mountFlags
-	Log      logFlags
+	// LifecycleInterval and LifecycleDay tune the lifecycle worker
+	// (zero: the store's defaults, 1h and 24h).
+	LifecycleInterval time.Duration
+	LifecycleDay      time.Duration
+	Log               logFlags
 }
 
 func parseServe(args []string) (invocation, error) {
@@ -41,6 +45,8 @@ func parseServe(args []string) (invocation, error) {
 	fs.StringVar(&o.Address, "address", defaultAddress, "`host:port` of the HTTP faces (S3, Iceberg REST, health)")
 	fs.StringVar(&o.Mount, "mount", "", "also mount the store at this `directory` (FUSE)")
 	o.MountOpt.register(fs)
+	fs.DurationVar(&o.LifecycleInterval, "lifecycle-interval", 0, "how often lifecycle rules are applied (0: 1h)")
+	fs.DurationVar(&o.LifecycleDay, "lifecycle-day", 0, "the length of a lifecycle rule's day (0: 24h; shorter to rehearse rules)")
 	if help, err := parseFlags(fs, args); help != nil || err != nil {
 		return deref(help), err
 	}
@@ -64,6 +70,7 @@ func runServe(ctx context.Context, o serveOptions, d deps) (err error) {
 	logger := d.log
 	tuneGC()
 	sopt := o.Store.options(logger.With().Str("component", "objstore").Logger())
+	sopt.LifecycleInterval, sopt.LifecycleDay = o.LifecycleInterval, o.LifecycleDay
 	if err := sopt.Validate(); err != nil {
 		return err
 	}
