@@ -10,6 +10,8 @@ import (
 	"sort"
 	"sync"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/cairnstore/cairn/objstore/erasure"
 	"github.com/cairnstore/cairn/objstore/meta"
 )
@@ -350,6 +352,71 @@ func (l *lazyShard) ReadAt(p []byte, off int64) (int, error) {
 		return 0, l.err
 	}
 	return l.r.ReadAt(p, off)
+}
+
+// ReadVAt reads into several buffers with one preadv(2) when the shard is
+// a file (erasure.VectorReaderAt), and buffer by buffer otherwise.
+func (l *lazyShard) ReadVAt(bufs [][]byte, off int64) (int, error) {
+	l.once.Do(func() { l.r, l.release, l.err = l.open() })
+	if l.err != nil {
+		return 0, l.err
+	}
+	if f, ok := l.r.(*os.File); ok {
+		return preadvFull(f, bufs, off)
+	}
+	total := 0
+	for _, b := range bufs {
+		n, err := l.r.ReadAt(b, off+int64(total))
+		total += n
+		if err != nil {
+			return total, err
+		}
+	}
+	return total, nil
+}
+
+// preadvFull fills bufs from f at off, looping over short reads; io.EOF
+// when the file ends first.
+func preadvFull(f *os.File, bufs [][]byte, off int64) (int, error) {
+	sc, err := f.SyscallConn()
+	if err != nil {
+		return 0, err
+	}
+	want := 0
+	for _, b := range bufs {
+		want += len(b)
+	}
+	total := 0
+	for total < want {
+		var n int
+		var rerr error
+		if err := sc.Control(func(fd uintptr) {
+			n, rerr = unix.Preadv(int(fd), skipBytes(bufs, total), off+int64(total))
+		}); err != nil {
+			return total, err
+		}
+		if rerr != nil {
+			return total, fmt.Errorf("preadv %s: %w", f.Name(), rerr)
+		}
+		if n == 0 {
+			return total, io.EOF
+		}
+		total += n
+	}
+	return total, nil
+}
+
+// skipBytes is bufs without their first n bytes.
+func skipBytes(bufs [][]byte, n int) [][]byte {
+	for len(bufs) > 0 && n >= len(bufs[0]) {
+		n -= len(bufs[0])
+		bufs = bufs[1:]
+	}
+	if len(bufs) == 0 {
+		return nil
+	}
+	out := append([][]byte{bufs[0][n:]}, bufs[1:]...)
+	return out
 }
 
 func (l *lazyShard) close() {

@@ -38,6 +38,9 @@ func (c *Codec) readBlock(ctx context.Context, s *sources, b int64, dst []byte) 
 	if err := ctx.Err(); err != nil {
 		return 0, nil, err
 	}
+	if c.readBlockDirect(ctx, s, b, dst, l) {
+		return l, nil, nil
+	}
 	bufp := c.getBuf()
 	defer c.putBuf(bufp)
 	shards, bad, err := c.gather(ctx, s, b, *bufp, nil)
