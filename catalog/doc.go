@@ -3,15 +3,57 @@
 // that keeps the catalog's state. Table metadata semantics come from
 // apache/iceberg-go (table.Metadata, requirements, updates, the metadata
 // builder), used in this package and its backings only: objstore, fs and
-// the S3 face never import it.
+// the faces never import it. Nothing crossing the Catalog interface
+// (api.go) is an iceberg-go type: request bodies are raw spec JSON,
+// results marshal to spec JSON.
 //
-// The state lives behind the Backing interface: catalog/objectbacked keeps
-// it as JSON objects in the store's system bucket .cairn.sys, each changed
-// with a conditional write; the durable-strong backing (catalog/strong)
-// comes with the cutover.
+// The state lives behind the Backing interface (backing.go):
+// catalog/objectbacked keeps it as JSON objects in the store's system
+// bucket .cairn.sys, each changed with a conditional write; the
+// durable-strong backing (catalog/strong) comes with the cutover.
+//
+// # Records
+//
+// Per warehouse: namespace records (properties), table and view pointer
+// records (current metadata location and table location), the commit log,
+// idempotency entries and the location prefix index. Keys: a namespace is
+// its levels joined by 0x1F; a table or view is its namespace key, 0x1E
+// and its name. Identifiers (levels and names) are 1-255 bytes of UTF-8
+// without "/", NUL or other control characters, and not "." or "..".
+//
+// # Commit protocol
+//
+// A commit (table or view, create included) reads the pointer record and
+// its version, validates the requirements against the current metadata
+// (ErrCommitFailed), applies the updates with iceberg-go, then:
+//
+//  1. writes <location>/metadata/NNNNN-<uuid>.metadata.json into the
+//     warehouse bucket (create-only write: a fresh name each time);
+//  2. records a staged commit (KindCommit, state "staged");
+//  3. flips the pointer with a conditional Put on the version read:
+//     a conflict means a concurrent commit won, so the staged entry is
+//     marked abandoned, the new file deleted and ErrCommitFailed returned
+//     (nothing applied; the client refreshes and retries); any other
+//     failure is ErrCommitStateUnknown;
+//  4. marks the staged entry committed.
+//
+// A crash anywhere leaves the pointer on the old file or the new one, both
+// present; a crash after 2 leaves a staged entry that Recover (run at
+// start) resolves by looking at the pointer: flipped (or the new file in
+// the current metadata-log) means committed, otherwise abandoned and the
+// orphan file deleted. Hooks (Options.Hooks) stop a commit after 1 or
+// before 3 for crash tests.
+//
+// There is no server-side retry: the pointer's version is the only
+// serialization point, so of concurrent commits on one table exactly one
+// wins per round.
+//
+// Multi-table transactions: with the object backing (one conditional write
+// per record, no transaction across records) CommitTransaction accepts a
+// single table change only and answers ErrUnsupported (406) for more.
+//
+// Tables and views share one identifier space; creates check both kinds
+// (a create racing a create of the other kind is checked again after the
+// view flip). Purge deletes every object under the table's location after
+// dropping the entry. Writes are never fenced yet (ErrFenced is issue 6).
 package catalog
-
-import (
-	// The metadata types and builder the catalog is built on.
-	_ "github.com/apache/iceberg-go/table"
-)

@@ -11,11 +11,18 @@ const adminUsage = `Usage:
   cairn admin user add NAME --secret S [--policy readwrite|readonly|writeonly|@FILE] [--endpoint URL]
   cairn admin user list [--endpoint URL]
   cairn admin user remove NAME [--endpoint URL]
+  cairn admin table-bucket create NAME [--endpoint URL]
+  cairn admin table-bucket list [--endpoint URL]
+  cairn admin table-bucket delete NAME [--endpoint URL]
 
 fsck checks every shard against the index and changes nothing; exit 0 when
 clean, 1 when problems were found, 2 on error. heal rebuilds missing and
 corrupt shards and removes orphans; exit 0 when everything is healthy
 afterwards, 1 when something could not be healed, 2 on error.
+
+user and table-bucket talk to a running server as the root user
+(CAIRN_ROOT_USER / CAIRN_ROOT_PASSWORD). A table bucket is an Iceberg
+warehouse: point clients at uri http://HOST:PORT/iceberg with warehouse NAME.
 `
 
 func parseAdmin(args []string) (invocation, error) {
@@ -29,6 +36,8 @@ func parseAdmin(args []string) (invocation, error) {
 		return parseHeal(rest)
 	case "user":
 		return parseUser(rest)
+	case "table-bucket":
+		return parseTableBucket(rest)
 	case "help", "-h", "-help", "--help":
 		return invocation{name: "help", opts: helpOptions{text: adminUsage}, logLevel: zerolog.InfoLevel}, nil
 	default:

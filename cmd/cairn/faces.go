@@ -12,7 +12,9 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"github.com/rs/zerolog"
 
+	"github.com/cairnstore/cairn/catalog"
 	"github.com/cairnstore/cairn/frontends/health"
+	"github.com/cairnstore/cairn/frontends/iceberg"
 	"github.com/cairnstore/cairn/frontends/s3"
 	"github.com/cairnstore/cairn/frontends/s3/iam"
 	"github.com/cairnstore/cairn/objstore"
@@ -55,8 +57,10 @@ func unsigned(r *http.Request, _ *mux.RouteMatch) bool {
 }
 
 // newRouter wires the HTTP faces on one router: health and metrics for
-// unsigned requests, then the S3 API for everything else.
-func newRouter(ctx context.Context, st *objstore.Store, log zerolog.Logger) (http.Handler, error) {
+// unsigned requests, the Iceberg REST catalog under /iceberg/v1/ and
+// /_iceberg/v1/ (and the table-bucket admin API), then the S3 API for
+// everything else. s3URL is the S3 endpoint the catalog advertises.
+func newRouter(ctx context.Context, st *objstore.Store, s3URL string, log zerolog.Logger) (http.Handler, error) {
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	metrics, err := s3.NewMetrics(reg)
@@ -77,10 +81,41 @@ func newRouter(ctx context.Context, st *objstore.Store, log zerolog.Logger) (htt
 	if err != nil {
 		return nil, err
 	}
+	ice, err := newIcebergFace(ctx, st, users, reg, s3URL, log)
+	if err != nil {
+		return nil, err
+	}
 	r := mux.NewRouter()
 	r.SkipClean(true) // S3 keys may hold "//", "/./" and "/../"
 	health.Register(r.MatcherFunc(unsigned).Subrouter(), health.Options{Ready: st.Ready})
 	r.Handle("/metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{})).Methods(http.MethodGet).MatcherFunc(unsigned)
+	// The catalog's paths shadow keys under v1/ of an S3 bucket named
+	// "iceberg" (bucket names cannot start with "_").
+	r.PathPrefix(iceberg.Base + "/v1/").Handler(ice)
+	r.PathPrefix(iceberg.AliasBase + "/v1/").Handler(ice)
+	r.Path(iceberg.AdminPath).Handler(ice)
+	r.PathPrefix(iceberg.AdminPath + "/").Handler(ice)
 	r.PathPrefix("/").Handler(s3srv)
 	return r, nil
+}
+
+// newIcebergFace builds the catalog and the Iceberg REST face over it.
+func newIcebergFace(ctx context.Context, st *objstore.Store, users *iam.Directory, reg prometheus.Registerer, s3URL string, log zerolog.Logger) (*iceberg.Server, error) {
+	svc, err := openCatalog(ctx, st, s3URL, log)
+	if err != nil {
+		return nil, err
+	}
+	metrics, err := iceberg.NewMetrics(reg)
+	if err != nil {
+		return nil, err
+	}
+	auth := newIcebergAuth(users)
+	return iceberg.New(iceberg.Options{
+		Catalog:             svc,
+		Authenticator:       auth,
+		Authorizer:          auth,
+		IdempotencyLifetime: catalog.IdempotencyLifetimeISO,
+		Logger:              log.With().Str("component", "iceberg").Logger(),
+		Metrics:             metrics,
+	})
 }

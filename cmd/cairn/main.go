@@ -71,6 +71,8 @@ func dispatch(ctx context.Context, inv invocation, d deps) error {
 		return runHeal(ctx, o, d)
 	case userOptions:
 		return runUser(ctx, o, d)
+	case tableBucketOptions:
+		return runTableBucket(ctx, o, d)
 	case benchOptions:
 		return runBench(ctx, o, d)
 	case versionOptions:

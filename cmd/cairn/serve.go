@@ -102,7 +102,7 @@ func runServe(ctx context.Context, o serveOptions, d deps) (err error) {
 		}()
 	}
 
-	r, err := newRouter(ctx, st, logger)
+	r, err := newRouter(ctx, st, s3Endpoint(o.Address), logger)
 	if err != nil {
 		return err
 	}

@@ -149,6 +149,15 @@ func adminCall(ctx context.Context, method, u string, body []byte) ([]byte, erro
 		if xml.Unmarshal(raw, &e) == nil && e.Code != "" {
 			return nil, fmt.Errorf("%s: %s", e.Code, e.Message)
 		}
+		var ie struct { // the Iceberg face's error JSON
+			Error struct {
+				Message string `json:"message"`
+				Type    string `json:"type"`
+			} `json:"error"`
+		}
+		if json.Unmarshal(raw, &ie) == nil && ie.Error.Type != "" {
+			return nil, fmt.Errorf("%s: %s", ie.Error.Type, ie.Error.Message)
+		}
 		return nil, errors.New("admin API: " + resp.Status)
 	}
 	return raw, nil

@@ -1,0 +1,50 @@
+package catalog
+
+import "errors"
+
+// Sentinel errors of the catalog. Errors returned by Service wrap one of
+// these; match with errors.Is. frontends/iceberg/errors.go maps them, in
+// one place, to the REST spec's status codes and exception types.
+var (
+	// ErrNoSuchWarehouse: the warehouse (table bucket) is unknown. 404
+	// NoSuchWarehouseException.
+	ErrNoSuchWarehouse = errors.New("no such warehouse")
+	// ErrNoSuchNamespace: the namespace (or a listed parent) does not
+	// exist. 404 NoSuchNamespaceException.
+	ErrNoSuchNamespace = errors.New("no such namespace")
+	// ErrNoSuchTable: the table does not exist. 404 NoSuchTableException.
+	ErrNoSuchTable = errors.New("no such table")
+	// ErrNoSuchView: the view does not exist. 404 NoSuchViewException.
+	ErrNoSuchView = errors.New("no such view")
+	// ErrAlreadyExists: a warehouse, namespace, table or view of that name
+	// exists (tables and views share one identifier space). 409
+	// AlreadyExistsException.
+	ErrAlreadyExists = errors.New("already exists")
+	// ErrNamespaceNotEmpty: dropping a namespace that holds tables, views
+	// or child namespaces, or a warehouse that holds namespaces. 409
+	// NamespaceNotEmptyException.
+	ErrNamespaceNotEmpty = errors.New("namespace not empty")
+	// ErrCommitFailed: a commit requirement failed or the pointer changed
+	// under the commit; nothing was applied and the client should refresh
+	// and retry. 409 CommitFailedException.
+	ErrCommitFailed = errors.New("commit failed")
+	// ErrCommitStateUnknown: the commit may or may not have been applied
+	// (the store failed after the new metadata was written). 500
+	// CommitStateUnknownException; never answer 409 or 400 for it.
+	ErrCommitStateUnknown = errors.New("commit state unknown")
+	// ErrBadRequest: malformed JSON, unknown requirement or update types,
+	// invalid identifiers or arguments. 400 BadRequestException.
+	ErrBadRequest = errors.New("bad request")
+	// ErrUnprocessable: a request that is well formed but contradicts
+	// itself (the same key in removals and updates of a namespace
+	// properties update). 422.
+	ErrUnprocessable = errors.New("unprocessable request")
+	// ErrUnsupported: the operation is not supported by this catalog or
+	// backing (multi-table transactions of more than one table). 406
+	// UnsupportedOperationException.
+	ErrUnsupported = errors.New("operation not supported")
+	// ErrFenced: writes are refused while a backing cutover holds the
+	// warehouse's fence (issue 6). 503 with Retry-After is the suggested
+	// answer.
+	ErrFenced = errors.New("catalog writes fenced by a migration")
+)

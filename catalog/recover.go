@@ -1,0 +1,127 @@
+package catalog
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+)
+
+// RecoverReport counts what Recover did.
+type RecoverReport struct {
+	Committed int // staged commits whose pointer had flipped
+	Abandoned int // staged commits whose pointer had not
+}
+
+// Recover implements Catalog.
+func (s *Service) Recover(ctx context.Context) error {
+	_, err := s.RecoverReport(ctx)
+	return err
+}
+
+// RecoverReport is Recover returning its counts.
+func (s *Service) RecoverReport(ctx context.Context) (RecoverReport, error) {
+	var rep RecoverReport
+	whs, err := s.ListWarehouses(ctx)
+	if err != nil {
+		return rep, err
+	}
+	for _, w := range whs {
+		staged, err := s.StagedCommits(ctx, w.Name)
+		if err != nil {
+			return rep, err
+		}
+		for _, c := range staged {
+			if err := s.recoverOne(ctx, w.Name, c, &rep); err != nil {
+				return rep, err
+			}
+		}
+	}
+	if rep.Committed+rep.Abandoned > 0 {
+		s.log.Info().Int("committed", rep.Committed).Int("abandoned", rep.Abandoned).Msg("recovered staged commits")
+	}
+	return rep, nil
+}
+
+// StagedCommit describes a commit left staged.
+type StagedCommit struct {
+	ID       string
+	Kind     Kind
+	Ident    Ident
+	From, To string // metadata locations before and after
+	version  string
+	rec      commitRec
+}
+
+// StagedCommits lists the commits of a warehouse still staged (not marked
+// committed or abandoned), skipping those this Service is running.
+func (s *Service) StagedCommits(ctx context.Context, wh string) ([]StagedCommit, error) {
+	var out []StagedCommit
+	after := ""
+	for {
+		recs, more, err := s.b.List(ctx, wh, KindCommit, ListOptions{After: after, Limit: 1000})
+		if err != nil {
+			return nil, err
+		}
+		for _, r := range recs {
+			after = r.Key
+			var c commitRec
+			if _, err := s.getJSON(ctx, wh, KindCommit, r.Key, &c); err != nil {
+				if errors.Is(err, ErrNotFound) {
+					continue
+				}
+				return nil, err
+			}
+			s.mu.Lock()
+			running := s.inflight[c.ID]
+			s.mu.Unlock()
+			if c.State != commitStaged || running {
+				continue
+			}
+			out = append(out, StagedCommit{ID: c.ID, Kind: c.Kind, Ident: c.Ident, From: c.From, To: c.To, version: r.Version, rec: c})
+		}
+		if !more {
+			return out, nil
+		}
+	}
+}
+
+// recoverOne resolves one staged commit by looking at the pointer.
+func (s *Service) recoverOne(ctx context.Context, wh string, c StagedCommit, rep *RecoverReport) error {
+	var p pointerRec
+	_, err := s.getJSON(ctx, wh, c.Kind, identKey(c.Ident), &p)
+	if err != nil && !errors.Is(err, ErrNotFound) {
+		return fmt.Errorf("catalog: recover %s: %w", c.ID, err)
+	}
+	if err == nil && (p.MetadataLocation == c.To || s.inMetadataLog(ctx, wh, p.MetadataLocation, c.To)) {
+		s.resolve(ctx, wh, c.rec, c.version, commitCommitted)
+		rep.Committed++
+		return nil
+	}
+	s.resolve(ctx, wh, c.rec, c.version, commitAbandoned)
+	rep.Abandoned++
+	return nil
+}
+
+// inMetadataLog reports whether the metadata file at cur lists loc in its
+// metadata-log: the commit to loc succeeded and later ones followed.
+func (s *Service) inMetadataLog(ctx context.Context, wh, cur, loc string) bool {
+	data, err := s.readMetadata(ctx, wh, cur)
+	if err != nil {
+		return false
+	}
+	var m struct {
+		Log []struct {
+			File string `json:"metadata-file"`
+		} `json:"metadata-log"`
+	}
+	if json.Unmarshal(data, &m) != nil {
+		return false
+	}
+	for _, e := range m.Log {
+		if e.File == loc {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,206 @@
+package catalog
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/apache/iceberg-go"
+	"github.com/apache/iceberg-go/table"
+)
+
+// commitTableRequest is the spec's CommitTableRequest.
+type commitTableRequest struct {
+	Identifier   *Ident             `json:"identifier"`
+	Requirements table.Requirements `json:"requirements"`
+	Updates      table.Updates      `json:"updates"`
+}
+
+// decodeCommitRequest decodes a CommitTableRequest; ErrBadRequest for
+// malformed JSON, unknown requirement types and unknown update actions.
+func decodeCommitRequest(body []byte) (req commitTableRequest, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("%w: commit request: %v", ErrBadRequest, r)
+		}
+	}()
+	if t := bytes.TrimSpace(body); len(t) == 0 || t[0] != '{' {
+		return req, fmt.Errorf("%w: commit request is not a JSON object", ErrBadRequest)
+	}
+	if len(bytes.TrimSpace(body)) == 0 {
+		return req, fmt.Errorf("%w: empty commit request", ErrBadRequest)
+	}
+	if err := json.Unmarshal(body, &req); err != nil {
+		return commitTableRequest{}, fmt.Errorf("%w: commit request: %w", ErrBadRequest, err)
+	}
+	for i, r := range req.Requirements {
+		if r == nil {
+			return commitTableRequest{}, fmt.Errorf("%w: requirement %d is null", ErrBadRequest, i)
+		}
+	}
+	for i, u := range req.Updates {
+		if u == nil {
+			return commitTableRequest{}, fmt.Errorf("%w: update %d is null", ErrBadRequest, i)
+		}
+	}
+	return req, nil
+}
+
+// hasAssertCreate reports whether the requirements hold assert-create.
+func hasAssertCreate(reqs table.Requirements) bool {
+	for _, r := range reqs {
+		if r.GetType() == "assert-create" {
+			return true
+		}
+	}
+	return false
+}
+
+// checkIdentifier refuses a body identifier that differs from the path's.
+func checkIdentifier(body *Ident, id Ident) error {
+	if body != nil && (body.Name != "" || len(body.Namespace) > 0) && !sameIdent(*body, id) {
+		return fmt.Errorf("%w: identifier %s in the body differs from %s", ErrBadRequest, *body, id)
+	}
+	return nil
+}
+
+// CommitTable implements Catalog.
+func (s *Service) CommitTable(ctx context.Context, wh string, id Ident, body []byte) (TableResult, error) {
+	req, err := decodeCommitRequest(body)
+	if err != nil {
+		return TableResult{}, err
+	}
+	if err := checkIdentifier(req.Identifier, id); err != nil {
+		return TableResult{}, err
+	}
+	return s.commitTable(ctx, wh, id, req)
+}
+
+func (s *Service) commitTable(ctx context.Context, wh string, id Ident, req commitTableRequest) (TableResult, error) {
+	create := hasAssertCreate(req.Requirements)
+	p, ver, err := s.loadPointer(ctx, wh, KindTable, id)
+	switch {
+	case errors.Is(err, ErrNoSuchTable) && create:
+		if err := s.requireFree(ctx, wh, id); err != nil {
+			return TableResult{}, err
+		}
+	case err != nil:
+		return TableResult{}, err
+	}
+	var cur table.Metadata
+	if ver != "" {
+		data, err := s.readMetadata(ctx, wh, p.MetadataLocation)
+		if err != nil {
+			return TableResult{}, err
+		}
+		if cur, err = table.ParseMetadataBytes(data); err != nil {
+			return TableResult{}, fmt.Errorf("catalog: corrupt metadata %s: %w", p.MetadataLocation, err)
+		}
+		if len(req.Updates) == 0 && len(req.Requirements) == 0 {
+			return s.tableResult(p.MetadataLocation, data), nil
+		}
+	}
+	for _, r := range req.Requirements {
+		if err := r.Validate(cur); err != nil {
+			return TableResult{}, fmt.Errorf("%w: %s: %w", ErrCommitFailed, id, err)
+		}
+	}
+	next, err := applyUpdates(cur, p.MetadataLocation, req.Updates, defaultLocation(wh, id))
+	if err != nil {
+		return TableResult{}, err
+	}
+	loc := strings.TrimRight(next.Location(), "/")
+	if _, err := objectKeyOf(wh, loc); err != nil {
+		return TableResult{}, err
+	}
+	data, err := json.Marshal(next)
+	if err != nil {
+		return TableResult{}, fmt.Errorf("catalog: encode metadata: %w", err)
+	}
+	metaLoc := nextMetadataLocation(loc, p.MetadataLocation)
+	if err := s.writeMetadata(ctx, wh, metaLoc, data); err != nil {
+		return TableResult{}, err
+	}
+	_, err = s.flip(ctx, wh, swap{kind: KindTable, id: id, fromVersion: ver, from: p.MetadataLocation,
+		next: pointerRec{MetadataLocation: metaLoc, Location: loc}})
+	if errors.Is(err, errSwapConflict) {
+		return TableResult{}, fmt.Errorf("%w: %w", ErrCommitFailed, err)
+	}
+	if err != nil {
+		return TableResult{}, err
+	}
+	if loc != p.Location {
+		s.indexLocation(ctx, wh, KindTable, id, p.Location, loc)
+	}
+	return s.tableResult(metaLoc, data), nil
+}
+
+// applyUpdates builds the next metadata from cur (nil: a table being
+// created, located at defLoc unless an update sets a location).
+func applyUpdates(cur table.Metadata, curLoc string, updates table.Updates, defLoc string) (md table.Metadata, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("%w: applying updates: %v", ErrBadRequest, r)
+		}
+	}()
+	base := cur
+	if base == nil {
+		curLoc = ""
+		if base, err = table.NewMetadata(iceberg.NewSchema(0), nil, table.UnsortedSortOrder, "", nil); err != nil {
+			return nil, fmt.Errorf("catalog: empty base metadata: %w", err)
+		}
+		if !setsLocation(updates) {
+			updates = append(append(table.Updates(nil), updates...), table.NewSetLocationUpdate(defLoc))
+		}
+	}
+	md, err = table.UpdateTableMetadata(base, updates, curLoc)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrBadRequest, err)
+	}
+	return md, nil
+}
+
+func setsLocation(updates table.Updates) bool {
+	for _, u := range updates {
+		if u.Action() == table.UpdateSetLocation {
+			return true
+		}
+	}
+	return false
+}
+
+// CommitTransaction implements Catalog: one table change is a CommitTable,
+// more are ErrUnsupported with the object backing.
+func (s *Service) CommitTransaction(ctx context.Context, wh string, body []byte) error {
+	var req struct {
+		TableChanges []json.RawMessage `json:"table-changes"`
+	}
+	if err := json.Unmarshal(body, &req); err != nil {
+		return fmt.Errorf("%w: transaction request: %w", ErrBadRequest, err)
+	}
+	if len(req.TableChanges) == 0 {
+		return fmt.Errorf("%w: transaction without table-changes", ErrBadRequest)
+	}
+	changes := make([]commitTableRequest, 0, len(req.TableChanges))
+	for i, raw := range req.TableChanges {
+		c, err := decodeCommitRequest(raw)
+		if err != nil {
+			return err
+		}
+		if c.Identifier == nil {
+			return fmt.Errorf("%w: table change %d has no identifier", ErrBadRequest, i)
+		}
+		if err := validIdent(*c.Identifier); err != nil {
+			return err
+		}
+		changes = append(changes, c)
+	}
+	if len(changes) > 1 {
+		return fmt.Errorf("%w: multi-table transactions (%d tables) need the durable-strong backing", ErrUnsupported, len(changes))
+	}
+	_, err := s.commitTable(ctx, wh, *changes[0].Identifier, changes[0])
+	return err
+}

@@ -1,0 +1,146 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"crypto/subtle"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"strings"
+
+	"github.com/rs/zerolog"
+
+	"github.com/cairnstore/cairn/catalog"
+	"github.com/cairnstore/cairn/catalog/objectbacked"
+	"github.com/cairnstore/cairn/frontends/iceberg"
+	"github.com/cairnstore/cairn/frontends/s3/iam"
+	"github.com/cairnstore/cairn/frontends/s3/sigv4"
+	"github.com/cairnstore/cairn/objstore"
+)
+
+// Values of CAIRN_TABLE_CATALOG_BACKING.
+const (
+	backingObject = "object"
+	backingStrong = "durable-strong"
+)
+
+// openCatalog builds the catalog service on the backing that
+// CAIRN_TABLE_CATALOG_BACKING names and resolves the staged commits a
+// crash may have left.
+func openCatalog(ctx context.Context, st *objstore.Store, s3Endpoint string, log zerolog.Logger) (*catalog.Service, error) {
+	var b catalog.Backing
+	switch v := os.Getenv("CAIRN_TABLE_CATALOG_BACKING"); v {
+	case "", backingObject:
+		ob, err := objectbacked.New(ctx, st)
+		if err != nil {
+			return nil, err
+		}
+		b = ob
+	case backingStrong:
+		return nil, fmt.Errorf("CAIRN_TABLE_CATALOG_BACKING=%s: the durable-strong backing is not built yet; use %q", v, backingObject)
+	default:
+		return nil, fmt.Errorf("CAIRN_TABLE_CATALOG_BACKING=%q: want %q (the default) or %q", v, backingObject, backingStrong)
+	}
+	svc, err := catalog.New(st, b, catalog.Options{
+		Logger:     log.With().Str("component", "catalog").Logger(),
+		S3Endpoint: s3Endpoint,
+	})
+	if err != nil {
+		return nil, err
+	}
+	if err := svc.Recover(ctx); err != nil {
+		return nil, fmt.Errorf("catalog recovery: %w", err)
+	}
+	return svc, nil
+}
+
+// s3Endpoint is the S3 URL the catalog gives clients for data files:
+// CAIRN_S3_ENDPOINT, else http://ADDRESS (an unspecified host becomes
+// 127.0.0.1).
+func s3Endpoint(address string) string {
+	if e := os.Getenv("CAIRN_S3_ENDPOINT"); e != "" {
+		return strings.TrimSuffix(e, "/")
+	}
+	host, port, err := net.SplitHostPort(address)
+	if err != nil {
+		return "http://" + address
+	}
+	if ip := net.ParseIP(host); host == "" || ip != nil && ip.IsUnspecified() {
+		host = "127.0.0.1"
+	}
+	return "http://" + net.JoinHostPort(host, port)
+}
+
+// icebergAuth adapts SigV4 (frontends/s3/sigv4) and the user directory
+// (frontends/s3/iam) to the Iceberg face's Authenticator and Authorizer.
+// The face may not import another face; cmd wires them.
+type icebergAuth struct {
+	users    *iam.Directory
+	verifier *sigv4.Verifier
+}
+
+var (
+	_ iceberg.Authenticator = (*icebergAuth)(nil)
+	_ iceberg.Authorizer    = (*icebergAuth)(nil)
+)
+
+func newIcebergAuth(users *iam.Directory) *icebergAuth {
+	return &icebergAuth{users: users, verifier: &sigv4.Verifier{
+		Secret:   users.Secret,
+		Services: []string{"s3", "s3tables"},
+		// The face has read the whole body already; hash all of it when
+		// the client sent no x-amz-content-sha256 (AWS SDK plain signer,
+		// curl --aws-sigv4).
+		MaxUnhashedBody: iceberg.DefaultMaxBody,
+	}}
+}
+
+// Authenticate verifies the SigV4 signature of r over body. Both signing
+// names are accepted on both prefixes; service is only the default.
+func (a *icebergAuth) Authenticate(r *http.Request, body []byte, service string) (iceberg.Principal, error) {
+	r.Body, r.ContentLength = io.NopCloser(bytes.NewReader(body)), int64(len(body))
+	auth, b, err := a.verifier.Verify(r)
+	if err != nil {
+		return iceberg.Principal{}, fmt.Errorf("%w: %w", iceberg.ErrUnauthenticated, err)
+	}
+	if b != nil {
+		defer func() { _ = b.Close() }()
+		if strings.HasPrefix(auth.Payload, "STREAMING-") {
+			return iceberg.Principal{}, fmt.Errorf("%w: aws-chunked payloads are not accepted by the catalog", iceberg.ErrUnauthenticated)
+		}
+		// Reading to EOF checks a signed payload hash against the body.
+		if _, err := io.Copy(io.Discard, b); err != nil {
+			return iceberg.Principal{}, fmt.Errorf("%w: %w", iceberg.ErrUnauthenticated, err)
+		}
+	}
+	r.Body = io.NopCloser(bytes.NewReader(body))
+	return iceberg.Principal{AccessKey: auth.AccessKey, Root: a.users.IsRoot(auth.AccessKey)}, nil
+}
+
+// Login checks OAuth2 client credentials: an access key and its secret.
+func (a *icebergAuth) Login(accessKey, secret string) (iceberg.Principal, error) {
+	want, ok := a.users.Secret(accessKey)
+	if !ok || subtle.ConstantTimeCompare([]byte(want), []byte(secret)) != 1 {
+		return iceberg.Principal{}, fmt.Errorf("%w: unknown access key or bad secret", iceberg.ErrUnauthenticated)
+	}
+	return iceberg.Principal{AccessKey: accessKey, Root: a.users.IsRoot(accessKey)}, nil
+}
+
+// Authorize maps catalog actions to S3 policy actions on the warehouse's
+// bucket, so one IAM-style policy governs both faces: read needs
+// s3:GetObject, write s3:PutObject and admin (purging a table's files)
+// s3:DeleteObject, each on arn:aws:s3:::WAREHOUSE/*.
+func (a *icebergAuth) Authorize(p iceberg.Principal, action iceberg.Action, warehouse string) bool {
+	s3Action := map[iceberg.Action]string{
+		iceberg.ActionRead:  "s3:GetObject",
+		iceberg.ActionWrite: "s3:PutObject",
+		iceberg.ActionAdmin: "s3:DeleteObject",
+	}[action]
+	if s3Action == "" {
+		return false
+	}
+	return a.users.Authorize(p.AccessKey, s3Action, "arn:aws:s3:::"+warehouse+"/*")
+}

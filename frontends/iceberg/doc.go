@@ -1,0 +1,40 @@
+// Package iceberg is Cairn's Iceberg REST catalog face: the Apache Iceberg
+// REST catalog API (open-api/rest-catalog-open-api.yaml) on the shared HTTP
+// port, under /iceberg/v1/... and the alias /_iceberg/v1/..., plus the
+// table-bucket admin endpoints under /_cairn/admin/v1/table-buckets.
+//
+// # What it owns
+//
+//   - Routing (routes.go): the spec's paths, matched on the escaped path so
+//     that a namespace or table name may hold any byte; the namespace path
+//     segment is split on the unit separator 0x1F (%1F) and on the
+//     advertised separator (paths.go).
+//   - The JSON bodies that are not Iceberg metadata (config, paging, lists,
+//     OAuth tokens, the error model) in models.go. Table and view metadata,
+//     commit requests and their validation belong to package catalog: the
+//     face hands request bodies to it as raw JSON and marshals what it
+//     returns, and never imports apache/iceberg-go.
+//   - The error model (errors.go is the one place that maps catalog errors
+//     to the spec's status codes and exception types).
+//   - Authentication and authorization through the Authenticator and
+//     Authorizer interfaces (auth.go): SigV4 is verified by whatever cmd/
+//     wires in; OAuth2 client-credentials bearer tokens are issued and
+//     checked here (HMAC-signed, short-lived, with a per-process key).
+//   - Idempotency-Key replay on mutating routes (idempotency.go), request
+//     ids, one zerolog access line per request and Prometheus metrics by
+//     route and status (server.go, metrics.go).
+//
+// It may import package catalog (for its sentinel errors) and nothing of
+// another face: not frontends/s3 nor its sigv4 and iam packages (cmd/cairn
+// adapts those to Authenticator and Authorizer).
+//
+// # Invariants
+//
+//   - Every non-2xx answer carries {"error":{"message","type","code"}}
+//     (HEAD answers carry the status only); the token endpoint answers
+//     OAuth2 errors ({"error","error_description"}) as RFC 6749 says.
+//   - A stored idempotent response is replayed byte for byte; a 5xx is never
+//     stored, so a retry after an unknown outcome runs again.
+//   - The Server holds configuration and its token key only: no
+//     package-level mutable state.
+package iceberg
