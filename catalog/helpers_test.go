@@ -42,8 +42,14 @@ func newEnv(t testing.TB, opt ...func(*catalog.Options)) *env {
 // open opens (or reopens) the store and a Service on it.
 func (e *env) open(opt ...func(*catalog.Options)) {
 	e.t.Helper()
+	e.openWith(storeOptions(e.dir), opt...)
+}
+
+// openWith is open with the given store options.
+func (e *env) openWith(so objstore.Options, opt ...func(*catalog.Options)) {
+	e.t.Helper()
 	ctx := context.Background()
-	st, err := objstore.Open(ctx, storeOptions(e.dir))
+	st, err := objstore.Open(ctx, so)
 	if err != nil {
 		e.t.Fatal(err)
 	}
