@@ -127,7 +127,8 @@ func (s *Service) commitTable(ctx context.Context, wh string, id Ident, req comm
 	_, err = s.flip(ctx, wh, swap{kind: KindTable, id: id, fromVersion: ver, from: p.MetadataLocation,
 		next: pointerRec{MetadataLocation: metaLoc, Location: loc}})
 	if errors.Is(err, errSwapConflict) {
-		return TableResult{}, fmt.Errorf("%w: %w", ErrCommitFailed, err)
+		s.log.Debug().Err(err).Str("warehouse", wh).Str("table", id.String()).Msg("commit lost the pointer race")
+		return TableResult{}, fmt.Errorf("%w: table %s changed since it was loaded; refresh and retry", ErrCommitFailed, id)
 	}
 	if err != nil {
 		return TableResult{}, err

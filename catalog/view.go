@@ -216,7 +216,8 @@ func (s *Service) ReplaceView(ctx context.Context, wh string, id Ident, body []b
 	_, err = s.flip(ctx, wh, swap{kind: KindView, id: id, fromVersion: ver, from: p.MetadataLocation,
 		next: pointerRec{MetadataLocation: metaLoc, Location: loc}})
 	if errors.Is(err, errSwapConflict) {
-		return ViewResult{}, fmt.Errorf("%w: %w", ErrCommitFailed, err)
+		s.log.Debug().Err(err).Str("warehouse", wh).Str("view", id.String()).Msg("commit lost the pointer race")
+		return ViewResult{}, fmt.Errorf("%w: view %s changed since it was loaded; refresh and retry", ErrCommitFailed, id)
 	}
 	if err != nil {
 		return ViewResult{}, err
