@@ -214,6 +214,13 @@ func (n *fileNode) endWrite(ctx context.Context) error {
 	err := n.commitLocked(ctx, true)
 	n.ws = nil
 	n.mu.Unlock()
+	if ws.inflight != nil {
+		// The background put still reads the staging file: release it
+		// when the put is done, without holding up this release (the
+		// kernel has few background requests in flight at a time).
+		go ws.close()
+		return err
+	}
 	ws.close()
 	return err
 }

@@ -215,7 +215,7 @@ func (s *Store) PutBackgroundFrom(ctx context.Context, bucket, key string, src f
 	}
 	p := &Pending{bucket: bucket, key: key, done: make(chan struct{})}
 	s.pending.add(p)
-	cctx := context.WithoutCancel(ctx)
+	cctx := withBackground(context.WithoutCancel(ctx))
 	go func() {
 		defer s.releaseAsync()
 		defer close(p.done)
@@ -309,7 +309,7 @@ func (s *Store) releaseAsync() {
 func (s *Store) startAsync(ctx context.Context, bucket, key string, d *newData, fn func(tx meta.Tx) (ObjectInfo, error)) *Pending {
 	p := &Pending{bucket: bucket, key: key, done: make(chan struct{})}
 	s.pending.add(p)
-	cctx := context.WithoutCancel(ctx)
+	cctx := withBackground(context.WithoutCancel(ctx))
 	go func() {
 		defer s.releaseAsync()
 		defer close(p.done)

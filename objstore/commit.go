@@ -3,6 +3,7 @@ package objstore
 import (
 	"context"
 	"fmt"
+	"time"
 
 	"github.com/cairnstore/cairn/objstore/drive"
 	"github.com/cairnstore/cairn/objstore/meta"
@@ -21,7 +22,29 @@ type commitReq struct {
 	quorum int
 	// packSeg is the pack segment the data went to (zero: shard files).
 	packSeg uint64
-	done    chan error
+	// background: nobody waits on this request (an asynchronous put),
+	// so it may wait a little for company.
+	background bool
+	done       chan error
+}
+
+// backgroundLinger is how long a batch of background requests alone
+// waits for more before it is flushed: a writer closing many small files
+// on the mount then shares one flush among them instead of paying one
+// each. A request somebody waits for ends the wait at once.
+const backgroundLinger = 2 * time.Millisecond
+
+// backgroundKey marks a context whose commits nobody waits for.
+type backgroundKey struct{}
+
+// withBackground marks ctx's commits as background requests.
+func withBackground(ctx context.Context) context.Context {
+	return context.WithValue(ctx, backgroundKey{}, true)
+}
+
+func isBackground(ctx context.Context) bool {
+	b, _ := ctx.Value(backgroundKey{}).(bool)
+	return b
 }
 
 // commit runs fn in the next group commit and waits for its outcome. When
@@ -43,6 +66,7 @@ func (s *Store) enqueue(ctx context.Context, r *commitReq) error {
 		return err
 	}
 	r.done = make(chan error, 1)
+	r.background = isBackground(ctx)
 	s.commits <- r
 	return <-r.done
 }
@@ -80,6 +104,7 @@ func (s *Store) runCommitter(ctx context.Context) {
 					break drain
 				}
 			}
+			batch = s.linger(ctx, batch)
 			synced <- s.syncBatch(batch)
 		}
 	}()
@@ -98,6 +123,33 @@ func (s *Store) runCommitter(ctx context.Context) {
 		}
 		s.commitBatch(batch)
 	}
+}
+
+// linger lets a batch of background requests only wait up to
+// backgroundLinger for more, ending as soon as a request somebody waits
+// for arrives or the batch is full.
+func (s *Store) linger(ctx context.Context, batch []*commitReq) []*commitReq {
+	for _, r := range batch {
+		if !r.background {
+			return batch
+		}
+	}
+	timer := time.NewTimer(backgroundLinger)
+	defer timer.Stop()
+	for len(batch) < 1024 {
+		select {
+		case r := <-s.commits:
+			batch = append(batch, r)
+			if !r.background {
+				return batch
+			}
+		case <-timer.C:
+			return batch
+		case <-ctx.Done():
+			return batch
+		}
+	}
+	return batch
 }
 
 // syncBatch makes the data the batch wrote durable and answers the
