@@ -21,6 +21,7 @@ const maxPendingPuts = 512
 
 // Pending is an asynchronous put on its way to the index.
 type Pending struct {
+	set         *pendingSet
 	bucket, key string
 	prev        *Pending // an earlier pending put of the same key, committed first
 	done        chan struct{}
@@ -37,6 +38,14 @@ func (p *Pending) Wait(ctx context.Context) (ObjectInfo, error) {
 	select {
 	case <-p.done:
 		return p.info, p.err
+	default:
+		if p.set != nil {
+			p.set.hurry()
+		}
+	}
+	select {
+	case <-p.done:
+		return p.info, p.err
 	case <-ctx.Done():
 		return ObjectInfo{}, ctx.Err()
 	}
@@ -50,6 +59,7 @@ type pendingSet struct {
 	mu    sync.Mutex   // protects byKey
 	byKey map[string]*Pending
 	slots chan struct{}
+	kick  chan struct{} // see hurry
 
 	runMu    sync.RWMutex // new work takes it shared to check draining and join running
 	draining bool
@@ -81,6 +91,16 @@ func pendingKey(bucket, key string) string { return bucket + "\x00" + key }
 func (ps *pendingSet) init() {
 	ps.byKey = map[string]*Pending{}
 	ps.slots = make(chan struct{}, maxPendingPuts)
+	ps.kick = make(chan struct{}, 1)
+}
+
+// hurry tells the committer that somebody waits for a pending operation,
+// so that a batch of background commits stops lingering.
+func (ps *pendingSet) hurry() {
+	select {
+	case ps.kick <- struct{}{}:
+	default:
+	}
 }
 
 // add registers p as the newest pending put of its key.
@@ -115,6 +135,7 @@ func (ps *pendingSet) waitKey(ctx context.Context, bucket, key string) error {
 	if p == nil {
 		return nil
 	}
+	ps.hurry()
 	_, err := p.Wait(ctx)
 	if ctx.Err() != nil {
 		return err
@@ -136,6 +157,9 @@ func (ps *pendingSet) waitPrefix(ctx context.Context, bucket, prefix string) err
 		}
 	}
 	ps.mu.Unlock()
+	if len(wait) > 0 {
+		ps.hurry()
+	}
 	for _, p := range wait {
 		select {
 		case <-p.done:
@@ -213,7 +237,7 @@ func (s *Store) PutBackgroundFrom(ctx context.Context, bucket, key string, src f
 	if err := s.acquireAsync(ctx); err != nil {
 		return nil, err
 	}
-	p := &Pending{bucket: bucket, key: key, done: make(chan struct{})}
+	p := &Pending{set: &s.pending, bucket: bucket, key: key, done: make(chan struct{})}
 	s.pending.add(p)
 	cctx := withBackground(context.WithoutCancel(ctx))
 	go func() {
@@ -307,7 +331,7 @@ func (s *Store) releaseAsync() {
 // (with the data d wrote, if any) once the key's earlier pending
 // operations have committed. It owns the slot acquireAsync took.
 func (s *Store) startAsync(ctx context.Context, bucket, key string, d *newData, fn func(tx meta.Tx) (ObjectInfo, error)) *Pending {
-	p := &Pending{bucket: bucket, key: key, done: make(chan struct{})}
+	p := &Pending{set: &s.pending, bucket: bucket, key: key, done: make(chan struct{})}
 	s.pending.add(p)
 	cctx := withBackground(context.WithoutCancel(ctx))
 	go func() {

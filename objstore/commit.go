@@ -31,8 +31,9 @@ type commitReq struct {
 // backgroundLinger is how long a batch of background requests alone
 // waits for more before it is flushed: a writer closing many small files
 // on the mount then shares one flush among them instead of paying one
-// each. A request somebody waits for ends the wait at once.
-const backgroundLinger = 2 * time.Millisecond
+// each. A request somebody waits for, or anybody waiting for a pending
+// operation (a reader of its key, fsync), ends the wait at once.
+const backgroundLinger = 50 * time.Millisecond
 
 // backgroundKey marks a context whose commits nobody waits for.
 type backgroundKey struct{}
@@ -144,6 +145,8 @@ func (s *Store) linger(ctx context.Context, batch []*commitReq) []*commitReq {
 				return batch
 			}
 		case <-timer.C:
+			return batch
+		case <-s.pending.kick:
 			return batch
 		case <-ctx.Done():
 			return batch
