@@ -54,17 +54,27 @@ func (d *dirNode) exists(ctx context.Context, name string) (entry, bool, error) 
 	}
 }
 
-func (d *dirNode) Mkdir(ctx context.Context, name string, mode uint32, out *fuse.EntryOut) (*gofs.Inode, syscall.Errno) {
+// freeName checks a name about to be made in d: valid, and not taken
+// (EEXIST). It returns the bucket and the new key.
+func (d *dirNode) freeName(ctx context.Context, op, name string) (bucket, key string, errno syscall.Errno) {
 	bucket, prefix := d.loc()
-	key, errno := newKey(prefix, name)
+	if key, errno = newKey(prefix, name); errno != 0 {
+		return "", "", errno
+	}
+	_, taken, err := d.exists(ctx, name)
+	switch {
+	case err != nil:
+		return "", "", d.fsys.errno(op, bucket+"/"+key, err)
+	case taken:
+		return "", "", syscall.EEXIST
+	}
+	return bucket, key, 0
+}
+
+func (d *dirNode) Mkdir(ctx context.Context, name string, mode uint32, out *fuse.EntryOut) (*gofs.Inode, syscall.Errno) {
+	bucket, key, errno := d.freeName(ctx, "mkdir", name)
 	if errno != 0 {
 		return nil, errno
-	}
-	if _, ok, err := d.exists(ctx, name); err != nil || ok {
-		if err != nil {
-			return nil, d.fsys.errno("mkdir", bucket+"/"+key, err)
-		}
-		return nil, syscall.EEXIST
 	}
 	o := callerOwner(ctx, d.fsys.owner)
 	a := attrs{perm: mode & 0o7777, uid: o.uid, gid: o.gid, mtime: time.Now()}
@@ -166,16 +176,9 @@ func (d *dirNode) Unlink(ctx context.Context, name string) syscall.Errno {
 }
 
 func (d *dirNode) Symlink(ctx context.Context, target, name string, out *fuse.EntryOut) (*gofs.Inode, syscall.Errno) {
-	bucket, prefix := d.loc()
-	key, errno := newKey(prefix, name)
+	bucket, key, errno := d.freeName(ctx, "symlink", name)
 	if errno != 0 {
 		return nil, errno
-	}
-	if _, ok, err := d.exists(ctx, name); err != nil || ok {
-		if err != nil {
-			return nil, d.fsys.errno("symlink", bucket+"/"+key, err)
-		}
-		return nil, syscall.EEXIST
 	}
 	o := callerOwner(ctx, d.fsys.owner)
 	a := attrs{perm: 0o777, uid: o.uid, gid: o.gid, mtime: time.Now(), size: int64(len(target))}

@@ -237,35 +237,21 @@ func (s *Store) PutBackgroundFrom(ctx context.Context, bucket, key string, src f
 	if err := s.acquireAsync(ctx); err != nil {
 		return nil, err
 	}
-	p := &Pending{set: &s.pending, bucket: bucket, key: key, done: make(chan struct{})}
-	s.pending.add(p)
-	cctx := withBackground(context.WithoutCancel(ctx))
-	go func() {
-		defer s.releaseAsync()
-		defer close(p.done)
-		defer s.pending.remove(p)
-		if p.prev != nil {
-			<-p.prev.done
-		}
-		body, size, err := src(cctx)
-		if err == nil {
-			var d *newData
-			var sum []byte
-			if d, sum, err = s.writeData(cctx, bucket, key, body, size, opt.ContentMD5); err == nil {
-				v, fn := s.putVersion(bucket, key, d, sum, opt)
-				if err = s.commitData(cctx, d, fn); err == nil {
-					p.info = toInfo(bucket, key, v, true)
-				}
-			}
-		}
+	return s.runAsync(ctx, bucket, key, func(ctx context.Context) (ObjectInfo, error) {
+		body, size, err := src(ctx)
 		if err != nil {
-			p.err = err
-			s.log.Warn().Err(err).Str("bucket", bucket).Str("key", key).Msg("background put failed")
-			return
+			return ObjectInfo{}, err
 		}
-		s.notify(Event{Op: OpPut, Bucket: bucket, Key: key})
-	}()
-	return p, nil
+		d, sum, err := s.writeData(ctx, bucket, key, body, size, opt.ContentMD5)
+		if err != nil {
+			return ObjectInfo{}, err
+		}
+		v, fn := s.putVersion(bucket, key, d, sum, opt)
+		if err := s.commitData(ctx, d, fn); err != nil {
+			return ObjectInfo{}, err
+		}
+		return toInfo(bucket, key, v, true), nil
+	}), nil
 }
 
 // SetMetaAsync gives bucket/key a new version with the same bytes and the
@@ -327,10 +313,25 @@ func (s *Store) releaseAsync() {
 	s.pending.running.Done()
 }
 
-// startAsync registers a pending operation on bucket/key and commits fn
-// (with the data d wrote, if any) once the key's earlier pending
-// operations have committed. It owns the slot acquireAsync took.
+// startAsync commits fn (with the data d wrote, if any) as an
+// asynchronous operation on bucket/key (see runAsync).
 func (s *Store) startAsync(ctx context.Context, bucket, key string, d *newData, fn func(tx meta.Tx) (ObjectInfo, error)) *Pending {
+	return s.runAsync(ctx, bucket, key, func(ctx context.Context) (ObjectInfo, error) {
+		var info ObjectInfo
+		err := s.commitData(ctx, d, func(tx meta.Tx) error {
+			var err error
+			info, err = fn(tx)
+			return err
+		})
+		return info, err
+	})
+}
+
+// runAsync registers a pending operation on bucket/key and runs work on
+// a goroutine, with a background context, once the key's earlier pending
+// operations are done; the key's readers wait for it meanwhile. It owns
+// the slot acquireAsync took.
+func (s *Store) runAsync(ctx context.Context, bucket, key string, work func(context.Context) (ObjectInfo, error)) *Pending {
 	p := &Pending{set: &s.pending, bucket: bucket, key: key, done: make(chan struct{})}
 	s.pending.add(p)
 	cctx := withBackground(context.WithoutCancel(ctx))
@@ -341,18 +342,11 @@ func (s *Store) startAsync(ctx context.Context, bucket, key string, d *newData, 
 		if p.prev != nil {
 			<-p.prev.done
 		}
-		var info ObjectInfo
-		err := s.commitData(cctx, d, func(tx meta.Tx) error {
-			var err error
-			info, err = fn(tx)
-			return err
-		})
-		if err != nil {
-			p.err = err
-			s.log.Warn().Err(err).Str("bucket", bucket).Str("key", key).Msg("asynchronous write failed")
+		p.info, p.err = work(cctx)
+		if p.err != nil {
+			s.log.Warn().Err(p.err).Str("bucket", bucket).Str("key", key).Msg("asynchronous write failed")
 			return
 		}
-		p.info = info
 		s.notify(Event{Op: OpPut, Bucket: bucket, Key: key})
 	}()
 	return p
