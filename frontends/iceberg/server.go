@@ -15,6 +15,8 @@ import (
 	"time"
 
 	"github.com/rs/zerolog"
+
+	"github.com/cairnstore/cairn/internal/httpx"
 )
 
 // Path prefixes the face serves. Base is what clients are given as the
@@ -131,7 +133,7 @@ type reply struct {
 // ServeHTTP implements http.Handler.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	start := s.opt.Now()
-	rw := &recorder{ResponseWriter: w, status: http.StatusOK}
+	rw := httpx.NewRecorder(w)
 	req := &request{Request: r, id: fmt.Sprintf("%s%08X", s.hostID, s.reqSeq.Add(1)), op: "unknown"}
 	rw.Header().Set("X-Request-Id", req.id)
 	status, out, err := s.serve(req)
@@ -227,15 +229,15 @@ func (s *Server) logRequest(req *request, w *recorder, start time.Time, err erro
 		route = req.route.op
 	}
 	if s.opt.Metrics != nil {
-		s.opt.Metrics.observe(route, w.status, d)
+		s.opt.Metrics.observe(route, w.Status, d)
 	}
 	ev := s.opt.Logger.Info()
-	if w.status >= 500 {
+	if w.Status >= 500 {
 		ev = s.opt.Logger.Error()
 	}
 	ev = ev.Str("rid", req.id).Str("op", route).Str("method", req.Method).
-		Str("path", req.URL.EscapedPath()).Int("status", w.status).
-		Int("in", len(req.body)).Int64("out", w.bytes).Dur("dur", d).Str("remote", req.RemoteAddr)
+		Str("path", req.URL.EscapedPath()).Int("status", w.Status).
+		Int("in", len(req.body)).Int64("out", w.Bytes).Dur("dur", d).Str("remote", req.RemoteAddr)
 	if req.warehouse != "" {
 		ev = ev.Str("warehouse", req.warehouse)
 	}
@@ -245,33 +247,12 @@ func (s *Server) logRequest(req *request, w *recorder, start time.Time, err erro
 	if req.replayed {
 		ev = ev.Bool("replayed", true)
 	}
-	if err != nil && w.status >= 400 {
+	if err != nil && w.Status >= 400 {
 		ev = ev.Str("error", err.Error())
 	}
 	ev.Msg("iceberg")
 }
 
-// recorder remembers the status and counts the bytes written.
-type recorder struct {
-	http.ResponseWriter
-	status int
-	bytes  int64
-	wrote  bool
-}
-
-func (r *recorder) WriteHeader(code int) {
-	if r.wrote {
-		return
-	}
-	r.status, r.wrote = code, true
-	r.ResponseWriter.WriteHeader(code)
-}
-
-func (r *recorder) Write(p []byte) (int, error) {
-	if !r.wrote {
-		r.WriteHeader(http.StatusOK)
-	}
-	n, err := r.ResponseWriter.Write(p)
-	r.bytes += int64(n)
-	return n, err
-}
+// recorder is the shared response recorder (status and bytes for the
+// access log and the metrics).
+type recorder = httpx.Recorder

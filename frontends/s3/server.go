@@ -16,6 +16,7 @@ import (
 
 	"github.com/cairnstore/cairn/frontends/s3/iam"
 	"github.com/cairnstore/cairn/frontends/s3/sigv4"
+	"github.com/cairnstore/cairn/internal/httpx"
 	"github.com/cairnstore/cairn/objstore"
 )
 
@@ -103,7 +104,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		// (boto/botocore#3755). Answer the expectation explicitly.
 		w.WriteHeader(http.StatusContinue)
 	}
-	rw := &recorder{ResponseWriter: w, status: http.StatusOK}
+	rw := httpx.NewRecorder(w)
 	req := &request{Request: r, id: s.requestID()}
 	rw.Header().Set("x-amz-request-id", req.id)
 	rw.Header().Set("x-amz-id-2", s.hostID)
@@ -184,7 +185,7 @@ func (s *Server) requestID() string {
 // writeError sends err as S3 error XML (headers only for HEAD).
 func (s *Server) writeError(w *recorder, req *request, err error) {
 	api := toAPIError(err)
-	if w.wrote {
+	if w.Wrote() {
 		return // the body had started: nothing sane to add
 	}
 	if api.Status == http.StatusNotModified {
@@ -212,19 +213,19 @@ func (s *Server) logRequest(req *request, w *recorder, start time.Time, err erro
 		if err != nil {
 			code = toAPIError(err).Code
 		}
-		s.opt.Metrics.observe(req.api, w.status, d, req.bodyBytes(), w.bytes, code)
+		s.opt.Metrics.observe(req.api, w.Status, d, req.bodyBytes(), w.Bytes, code)
 	}
 	ev := s.opt.Logger.Info()
-	if w.status >= 500 {
+	if w.Status >= 500 {
 		ev = s.opt.Logger.Error()
 	}
 	ev = ev.Str("rid", req.id).Str("api", req.api).Str("method", req.Method).
-		Str("bucket", req.bucket).Str("key", req.key).Int("status", w.status).
-		Int64("out", w.bytes).Dur("dur", d).Str("remote", req.RemoteAddr)
+		Str("bucket", req.bucket).Str("key", req.key).Int("status", w.Status).
+		Int64("out", w.Bytes).Dur("dur", d).Str("remote", req.RemoteAddr)
 	if req.auth.AccessKey != "" {
 		ev = ev.Str("user", req.auth.AccessKey)
 	}
-	if err != nil && w.status >= 400 {
+	if err != nil && w.Status >= 400 {
 		ev = ev.Str("error", err.Error())
 	}
 	ev.Msg("s3")
@@ -237,37 +238,9 @@ func (r *request) bodyBytes() int64 {
 	return r.body.Size()
 }
 
-// recorder remembers the status and counts the bytes written.
-type recorder struct {
-	http.ResponseWriter
-	status int
-	bytes  int64
-	wrote  bool
-}
-
-func (r *recorder) WriteHeader(code int) {
-	if r.wrote {
-		return
-	}
-	r.status, r.wrote = code, true
-	r.ResponseWriter.WriteHeader(code)
-}
-
-func (r *recorder) Write(p []byte) (int, error) {
-	if !r.wrote {
-		r.WriteHeader(http.StatusOK)
-	}
-	n, err := r.ResponseWriter.Write(p)
-	r.bytes += int64(n)
-	return n, err
-}
-
-// Flush lets streamed responses reach the client.
-func (r *recorder) Flush() {
-	if f, ok := r.ResponseWriter.(http.Flusher); ok {
-		f.Flush()
-	}
-}
+// recorder is the shared response recorder (status and bytes for the
+// access log and the metrics).
+type recorder = httpx.Recorder
 
 // writeXML sends v as an XML body with status 200.
 func writeXML(w http.ResponseWriter, v any) error {
