@@ -18,12 +18,12 @@ import (
 const maxMetadataSize = 256 << 20
 
 // schemes are the URL schemes accepted for locations in a warehouse.
-var schemes = [...]string{"s3://", "s3a://", "s3n://"}
+func schemes() []string { return []string{"s3://", "s3a://", "s3n://"} }
 
 // objectKeyOf returns the object key a location names inside warehouse
 // wh's bucket; ErrBadRequest when it is outside it.
 func objectKeyOf(wh, loc string) (string, error) {
-	for _, sc := range schemes {
+	for _, sc := range schemes() {
 		if rest, ok := strings.CutPrefix(loc, sc+wh+"/"); ok {
 			rest = strings.TrimLeft(rest, "/")
 			if rest == "" {

@@ -45,27 +45,32 @@ var (
 // first match wins: state-unknown before failed, catalog sentinels before
 // the backing's). TestErrorTableCoversCatalogSentinels fails when a
 // sentinel of package catalog is missing here.
-var catalogErrors = []struct {
+func catalogErrors() []catalogError {
+	return []catalogError{
+		{catalog.ErrCommitStateUnknown, APIError{Status: 500, Type: "CommitStateUnknownException"}},
+		{catalog.ErrNoSuchWarehouse, APIError{Status: 404, Type: "NoSuchWarehouseException"}},
+		{catalog.ErrNoSuchNamespace, APIError{Status: 404, Type: "NoSuchNamespaceException"}},
+		{catalog.ErrNoSuchTable, APIError{Status: 404, Type: "NoSuchTableException"}},
+		{catalog.ErrNoSuchView, APIError{Status: 404, Type: "NoSuchViewException"}},
+		{catalog.ErrAlreadyExists, APIError{Status: 409, Type: "AlreadyExistsException"}},
+		{catalog.ErrNamespaceNotEmpty, APIError{Status: 409, Type: "NamespaceNotEmptyException"}},
+		{catalog.ErrCommitFailed, APIError{Status: 409, Type: "CommitFailedException"}},
+		{catalog.ErrBadRequest, APIError{Status: 400, Type: "BadRequestException"}},
+		{catalog.ErrUnprocessable, APIError{Status: 422, Type: "UnprocessableEntityException"}},
+		{catalog.ErrUnsupported, APIError{Status: 406, Type: "UnsupportedOperationException"}},
+		{catalog.ErrFenced, APIError{Status: 503, Type: "ServiceUnavailableException", RetryAfter: 5}},
+		// The backing's own errors are translated by the catalog and should
+		// not get here; if one does, a failed conditional write applied
+		// nothing (409) and a missing record is a 404.
+		{catalog.ErrConflict, APIError{Status: 409, Type: "CommitFailedException"}},
+		{catalog.ErrNotFound, APIError{Status: 404, Type: "NotFoundException"}},
+	}
+}
+
+// catalogError is one row of catalogErrors.
+type catalogError struct {
 	err error
 	api APIError
-}{
-	{catalog.ErrCommitStateUnknown, APIError{Status: 500, Type: "CommitStateUnknownException"}},
-	{catalog.ErrNoSuchWarehouse, APIError{Status: 404, Type: "NoSuchWarehouseException"}},
-	{catalog.ErrNoSuchNamespace, APIError{Status: 404, Type: "NoSuchNamespaceException"}},
-	{catalog.ErrNoSuchTable, APIError{Status: 404, Type: "NoSuchTableException"}},
-	{catalog.ErrNoSuchView, APIError{Status: 404, Type: "NoSuchViewException"}},
-	{catalog.ErrAlreadyExists, APIError{Status: 409, Type: "AlreadyExistsException"}},
-	{catalog.ErrNamespaceNotEmpty, APIError{Status: 409, Type: "NamespaceNotEmptyException"}},
-	{catalog.ErrCommitFailed, APIError{Status: 409, Type: "CommitFailedException"}},
-	{catalog.ErrBadRequest, APIError{Status: 400, Type: "BadRequestException"}},
-	{catalog.ErrUnprocessable, APIError{Status: 422, Type: "UnprocessableEntityException"}},
-	{catalog.ErrUnsupported, APIError{Status: 406, Type: "UnsupportedOperationException"}},
-	{catalog.ErrFenced, APIError{Status: 503, Type: "ServiceUnavailableException", RetryAfter: 5}},
-	// The backing's own errors are translated by the catalog and should
-	// not get here; if one does, a failed conditional write applied
-	// nothing (409) and a missing record is a 404.
-	{catalog.ErrConflict, APIError{Status: 409, Type: "CommitFailedException"}},
-	{catalog.ErrNotFound, APIError{Status: 404, Type: "NotFoundException"}},
 }
 
 // toAPIError is the one mapping from errors to Iceberg error responses.
@@ -76,7 +81,7 @@ func toAPIError(err error) *APIError {
 	if errors.As(err, &api) {
 		return api
 	}
-	for _, e := range catalogErrors {
+	for _, e := range catalogErrors() {
 		if errors.Is(err, e.err) {
 			a := e.api
 			a.Message = err.Error()
