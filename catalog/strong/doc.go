@@ -1,0 +1,105 @@
+// Package strong is the durable-strong backing of the catalog
+// (catalog.Backing): each warehouse's whole state is one deterministic
+// snapshot object in the system bucket .cairn.sys, published atomically
+// with an ETag compare-and-swap and decoded and validated before anything
+// of it is served. It imports only catalog (the Backing contract) and
+// objstore; it reads no environment (cmd/ parses the gates with ParseGate
+// and passes Options).
+//
+// # Layout
+//
+//	strong/registry.snapshot            records of warehouse "" (the warehouse records)
+//	strong/warehouses/<name>.snapshot   everything of warehouse <name>
+//
+// # Snapshot format
+//
+// One header line, then a compact JSON body:
+//
+//	cairn-strong-snapshot <format> <body length> <sha256 of body, hex>\n
+//	{"format":1,"warehouse":"lake","epoch":"<16 hex>","generation":7,
+//	 "kinds":[{"kind":"namespace","records":[{"key":"ns","gen":3,"value":"<base64>"}]}]}
+//
+// Groups are sorted by kind, records by key, struct fields encode in a
+// fixed order and nothing (no time, no map) depends on the encoder, so the
+// same state always encodes to the same bytes. Format 2 is format 1 plus
+// a "count" in every group (its number of records) and the rule that no
+// identifier is both a table and a view.
+//
+// Decoding (at load and, before every publish, on the bytes about to be
+// written) checks: the magic, a known format (1 or 2) equal in header and
+// body, the length and checksum, strict JSON (unknown fields rejected, no
+// trailing data), the warehouse name, a 16-hex-digit epoch, generation >=
+// 1, known kinds in ascending order with no empty group, valid keys in
+// strictly ascending order, every record generation in 1..generation, the
+// format-2 rules, and finally canonical form: re-encoding the decoded
+// state must give the input bytes exactly. Anything else wraps
+// ErrSnapshotInvalid. Size is capped at MaxSnapshot.
+//
+// # Versions
+//
+// Every publish increments the snapshot's generation; a written record
+// carries it. A record's version token is "<epoch>.<gen>": it changes on
+// every write of the record, never repeats within a snapshot's life, and
+// the random epoch (chosen when a warehouse's first snapshot is made)
+// keeps it from repeating across a deleted and re-created snapshot. The
+// changing generation also makes every publish change the object's bytes
+// and so its ETag (no ABA on the swap).
+//
+// # Writes
+//
+// Put and Delete (per warehouse, serialised in-process by the warehouse
+// mutex) HEAD the snapshot, re-read it when its ETag moved, apply the
+// change to a copy, encode, decode-validate the bytes, then Put with
+// If-Match <etag> (If-None-Match * for the first). A lost swap (another
+// process) re-reads and re-applies, so the record condition is evaluated
+// again: the write either lands on the newer state or reports
+// catalog.ErrConflict / ErrNotFound. Any other Put failure is resolved by
+// re-reading: success when the object holds exactly our bytes, otherwise
+// an error of unknown effect. Reads HEAD the snapshot first, so they see
+// every publish that completed before them (linearizable per record).
+//
+// # Health
+//
+// Open loads the registry and every warehouse snapshot it lists. A
+// snapshot failing validation, unreadable as corrupt, or vanished after it
+// was seen makes that warehouse fail closed: every operation on it returns
+// the error (ErrSnapshotInvalid or ErrSnapshotMissing) and Unhealthy
+// reports it, while the other warehouses are served. A later valid
+// snapshot (a restore) is picked up by the next operation.
+//
+// # Formats and gates
+//
+// Writes use format 2 only when both Options.SnapshotV2 and
+// Options.SnapshotV2FleetConfirmed are set; otherwise the larger of the
+// current snapshot's format and the process high-water mark. The
+// high-water mark is per warehouse (each warehouse is its own snapshot)
+// and lives in the Backing value: once this process has read or written
+// format 2 for a warehouse, a format-1 snapshot of it is refused
+// (ErrSnapshotInvalid wrapping ErrBelowHighWater) and only format 2 is
+// written. A restart forgets it; rollback is restoring binary and
+// snapshot together.
+//
+// # Quarantine
+//
+// A format-1 snapshot in which an identifier is both a table and a view
+// loads in cleanup-only mode (Quarantined reports it): Get of a colliding
+// table or view key, and a List page of tables or views containing one,
+// fail with ErrQuarantined; a write succeeds only when the collision set
+// afterwards is a strict subset of the set before (ErrQuarantined
+// otherwise) and is written as format 1 until the set is empty. Outside
+// quarantine a write that would create a collision is catalog.ErrConflict;
+// after format 2 was seen none can be persisted.
+//
+// TODO(issue 6): the catalog does not map ErrQuarantined or
+// ErrSnapshotInvalid yet (they surface as I/O errors, 500), and its drop
+// paths Get the record first, which quarantine refuses: cleanup needs a
+// catalog- or admin-level path that deletes a colliding table or view by
+// key with catalog.AnyVersion.
+//
+// # Locks
+//
+// Lock order: warehouse.mu, then Backing.mu. Backing.mu (the warehouse
+// map and health maps) is never held during I/O. warehouse.mu is held
+// across a whole operation, I/O included, so operations on one warehouse
+// are serialised in-process; different warehouses are independent.
+package strong

@@ -1,0 +1,5 @@
+package strong
+
+import "github.com/cairnstore/cairn/objstore"
+
+func objstoreDelete() objstore.DeleteOptions { return objstore.DeleteOptions{} }
