@@ -47,4 +47,8 @@ var (
 	// warehouse's fence (issue 6). 503 with Retry-After is the suggested
 	// answer.
 	ErrFenced = errors.New("catalog writes fenced by a migration")
+	// ErrUnavailable: the backing does not serve the warehouse (a
+	// durable-strong snapshot failed validation or is quarantined); other
+	// warehouses are served. 503 ServiceUnavailableException.
+	ErrUnavailable = errors.New("warehouse not served by the catalog backing")
 )

@@ -28,6 +28,12 @@ func (s *Service) RecoverReport(ctx context.Context) (RecoverReport, error) {
 	}
 	for _, w := range whs {
 		staged, err := s.StagedCommits(ctx, w.Name)
+		if errors.Is(err, ErrUnavailable) {
+			// Not served (a damaged snapshot): nothing to recover
+			// until an operator restores it; the others go on.
+			s.log.Error().Err(err).Str("warehouse", w.Name).Msg("staged commits not recovered: warehouse not served")
+			continue
+		}
 		if err != nil {
 			return rep, err
 		}

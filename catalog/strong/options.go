@@ -2,8 +2,11 @@ package strong
 
 import (
 	"errors"
+	"fmt"
 	"strconv"
 	"strings"
+
+	"github.com/cairnstore/cairn/catalog"
 )
 
 // Errors of the durable-strong backing, besides catalog.ErrNotFound and
@@ -12,13 +15,13 @@ var (
 	// ErrSnapshotInvalid: a warehouse's snapshot failed decode validation
 	// (bad magic, checksum, encoding or a broken invariant). The warehouse
 	// is not served until a valid snapshot replaces it.
-	ErrSnapshotInvalid = errors.New("strong: snapshot invalid")
+	ErrSnapshotInvalid = fmt.Errorf("strong: snapshot invalid: %w", catalog.ErrUnavailable)
 	// ErrBelowHighWater: a snapshot of an older format than this process
 	// has already read or written for the warehouse (always wrapped
 	// together with ErrSnapshotInvalid).
 	ErrBelowHighWater = errors.New("strong: snapshot format below the process high-water mark")
 	// ErrSnapshotMissing: a snapshot this process has seen is gone.
-	ErrSnapshotMissing = errors.New("strong: snapshot vanished")
+	ErrSnapshotMissing = fmt.Errorf("strong: snapshot vanished: %w", catalog.ErrUnavailable)
 	// ErrQuarantined: the warehouse holds table/view identifier collisions
 	// and is in cleanup-only mode; the read touches a colliding identifier,
 	// or the write does not shrink the collision set.

@@ -81,13 +81,19 @@ func newRouter(ctx context.Context, st *objstore.Store, s3URL string, log zerolo
 	if err != nil {
 		return nil, err
 	}
-	ice, err := newIcebergFace(ctx, st, users, reg, s3URL, log)
+	ice, catalogReady, err := newIcebergFace(ctx, st, users, reg, s3URL, log)
 	if err != nil {
 		return nil, err
 	}
+	ready := func(ctx context.Context) error {
+		if err := st.Ready(ctx); err != nil {
+			return err
+		}
+		return catalogReady(ctx)
+	}
 	r := mux.NewRouter()
 	r.SkipClean(true) // S3 keys may hold "//", "/./" and "/../"
-	health.Register(r.MatcherFunc(unsigned).Subrouter(), health.Options{Ready: st.Ready})
+	health.Register(r.MatcherFunc(unsigned).Subrouter(), health.Options{Ready: ready})
 	r.Handle("/metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{})).Methods(http.MethodGet).MatcherFunc(unsigned)
 	// The catalog's paths shadow keys under v1/ of an S3 bucket named
 	// "iceberg" (bucket names cannot start with "_").
@@ -100,17 +106,17 @@ func newRouter(ctx context.Context, st *objstore.Store, s3URL string, log zerolo
 }
 
 // newIcebergFace builds the catalog and the Iceberg REST face over it.
-func newIcebergFace(ctx context.Context, st *objstore.Store, users *iam.Directory, reg prometheus.Registerer, s3URL string, log zerolog.Logger) (*iceberg.Server, error) {
-	svc, err := openCatalog(ctx, st, s3URL, log)
+func newIcebergFace(ctx context.Context, st *objstore.Store, users *iam.Directory, reg prometheus.Registerer, s3URL string, log zerolog.Logger) (*iceberg.Server, func(context.Context) error, error) {
+	svc, ready, err := openCatalog(ctx, st, s3URL, log)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	metrics, err := iceberg.NewMetrics(reg)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	auth := newIcebergAuth(users)
-	return iceberg.New(iceberg.Options{
+	srv, err := iceberg.New(iceberg.Options{
 		Catalog:             svc,
 		Authenticator:       auth,
 		Authorizer:          auth,
@@ -118,4 +124,5 @@ func newIcebergFace(ctx context.Context, st *objstore.Store, users *iam.Director
 		Logger:              log.With().Str("component", "iceberg").Logger(),
 		Metrics:             metrics,
 	})
+	return srv, ready, err
 }

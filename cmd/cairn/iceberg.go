@@ -4,17 +4,20 @@ import (
 	"bytes"
 	"context"
 	"crypto/subtle"
+	"errors"
 	"fmt"
 	"io"
 	"net"
 	"net/http"
 	"os"
+	"slices"
 	"strings"
 
 	"github.com/rs/zerolog"
 
 	"github.com/cairnstore/cairn/catalog"
 	"github.com/cairnstore/cairn/catalog/objectbacked"
+	"github.com/cairnstore/cairn/catalog/strong"
 	"github.com/cairnstore/cairn/frontends/iceberg"
 	"github.com/cairnstore/cairn/frontends/s3/iam"
 	"github.com/cairnstore/cairn/frontends/s3/sigv4"
@@ -29,32 +32,85 @@ const (
 
 // openCatalog builds the catalog service on the backing that
 // CAIRN_TABLE_CATALOG_BACKING names and resolves the staged commits a
-// crash may have left.
-func openCatalog(ctx context.Context, st *objstore.Store, s3Endpoint string, log zerolog.Logger) (*catalog.Service, error) {
+// crash may have left. ready reports warehouses the backing does not
+// serve (a durable-strong snapshot that failed validation), for
+// /health/ready.
+func openCatalog(ctx context.Context, st *objstore.Store, s3Endpoint string, log zerolog.Logger) (svc *catalog.Service, ready func(context.Context) error, err error) {
 	var b catalog.Backing
+	ready = func(context.Context) error { return nil }
 	switch v := os.Getenv("CAIRN_TABLE_CATALOG_BACKING"); v {
 	case "", backingObject:
 		ob, err := objectbacked.New(ctx, st)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		b = ob
 	case backingStrong:
-		return nil, fmt.Errorf("CAIRN_TABLE_CATALOG_BACKING=%s: the durable-strong backing is not built yet; use %q", v, backingObject)
+		sb, err := strong.Open(ctx, st, strongOptions(log))
+		if err != nil {
+			return nil, nil, err
+		}
+		for wh, err := range sb.Unhealthy() {
+			log.Error().Err(err).Str("warehouse", wh).Msg("durable-strong snapshot failed validation: this warehouse is not served")
+		}
+		b, ready = sb, func(context.Context) error { return unhealthyError(sb.Unhealthy()) }
 	default:
-		return nil, fmt.Errorf("CAIRN_TABLE_CATALOG_BACKING=%q: want %q (the default) or %q", v, backingObject, backingStrong)
+		return nil, nil, fmt.Errorf("CAIRN_TABLE_CATALOG_BACKING=%q: want %q (the default) or %q", v, backingObject, backingStrong)
 	}
-	svc, err := catalog.New(st, b, catalog.Options{
+	svc, err = catalog.New(st, b, catalog.Options{
 		Logger:     log.With().Str("component", "catalog").Logger(),
 		S3Endpoint: s3Endpoint,
 	})
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if err := svc.Recover(ctx); err != nil {
-		return nil, fmt.Errorf("catalog recovery: %w", err)
+		return nil, nil, fmt.Errorf("catalog recovery: %w", err)
 	}
-	return svc, nil
+	return svc, ready, nil
+}
+
+// strongOptions reads the snapshot format gates
+// (CAIRN_TABLE_CATALOG_STRONG_SNAPSHOT_V2 and ..._FLEET_CONFIRMED): v2 is
+// written only when both are true.
+func strongOptions(log zerolog.Logger) strong.Options {
+	var o strong.Options
+	for _, g := range []struct {
+		env string
+		dst *bool
+	}{
+		{"CAIRN_TABLE_CATALOG_STRONG_SNAPSHOT_V2", &o.SnapshotV2},
+		{"CAIRN_TABLE_CATALOG_STRONG_SNAPSHOT_V2_FLEET_CONFIRMED", &o.SnapshotV2FleetConfirmed},
+	} {
+		v, valid := strong.ParseGate(os.Getenv(g.env))
+		if !valid {
+			log.Warn().Str("variable", g.env).Str("value", os.Getenv(g.env)).Msg("not a boolean: taken as false")
+		}
+		*g.dst = v
+	}
+	return o
+}
+
+// unhealthyError names the warehouses a backing does not serve ("" is
+// the registry), or is nil.
+func unhealthyError(bad map[string]error) error {
+	if len(bad) == 0 {
+		return nil
+	}
+	names := make([]string, 0, len(bad))
+	for wh := range bad {
+		names = append(names, wh)
+	}
+	slices.Sort(names)
+	var errs []error
+	for _, wh := range names {
+		label := wh
+		if label == "" {
+			label = "(registry)"
+		}
+		errs = append(errs, fmt.Errorf("catalog warehouse %s not served: %w", label, bad[wh]))
+	}
+	return errors.Join(errs...)
 }
 
 // s3Endpoint is the S3 URL the catalog gives clients for data files:

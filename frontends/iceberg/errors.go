@@ -59,6 +59,7 @@ func catalogErrors() []catalogError {
 		{catalog.ErrUnprocessable, APIError{Status: 422, Type: "UnprocessableEntityException"}},
 		{catalog.ErrUnsupported, APIError{Status: 406, Type: "UnsupportedOperationException"}},
 		{catalog.ErrFenced, APIError{Status: 503, Type: "ServiceUnavailableException", RetryAfter: 5}},
+		{catalog.ErrUnavailable, APIError{Status: 503, Type: "ServiceUnavailableException"}},
 		// The backing's own errors are translated by the catalog and should
 		// not get here; if one does, a failed conditional write applied
 		// nothing (409) and a missing record is a 404.
