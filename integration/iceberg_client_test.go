@@ -349,8 +349,7 @@ func TestIcebergClient(t *testing.T) {
 
 		// Append, reload, scan.
 		first := makeRows(1, 500, "first")
-		tbl, err = tbl.AppendTable(icebergCtx(t), arrowTable(t, tbl.Schema(), first, 128), 128, nil)
-		if err != nil {
+		if _, err := tbl.AppendTable(icebergCtx(t), arrowTable(t, tbl.Schema(), first, 128), 128, nil); err != nil {
 			t.Fatalf("AppendTable (first): %v", err)
 		}
 		tbl, err = cat.LoadTable(icebergCtx(t), ident)

@@ -236,7 +236,7 @@ func validEpoch(e string) bool {
 		return false
 	}
 	for _, c := range e {
-		if !('0' <= c && c <= '9' || 'a' <= c && c <= 'f') {
+		if (c < '0' || c > '9') && (c < 'a' || c > 'f') {
 			return false
 		}
 	}
