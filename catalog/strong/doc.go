@@ -90,8 +90,9 @@
 // quarantine a write that would create a collision is catalog.ErrConflict;
 // after format 2 was seen none can be persisted.
 //
-// TODO(issue 6): the catalog does not map ErrQuarantined or
-// ErrSnapshotInvalid yet (they surface as I/O errors, 500), and its drop
+// ErrSnapshotInvalid and ErrSnapshotMissing wrap catalog.ErrUnavailable
+// (503, the warehouse is not served). Still to do (issue 6): the catalog
+// does not map ErrQuarantined yet (it surfaces as a 500), and its drop
 // paths Get the record first, which quarantine refuses: cleanup needs a
 // catalog- or admin-level path that deletes a colliding table or view by
 // key with catalog.AnyVersion.
