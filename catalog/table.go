@@ -100,17 +100,8 @@ func (s *Service) CreateTable(ctx context.Context, wh string, ns []string, body 
 	if req.Schema == nil {
 		return TableResult{}, fmt.Errorf("%w: create table request without schema", ErrBadRequest)
 	}
-	if err := s.requireNamespace(ctx, wh, ns); err != nil {
-		return TableResult{}, err
-	}
-	if err := s.requireFree(ctx, wh, id); err != nil {
-		return TableResult{}, err
-	}
-	loc := strings.TrimRight(req.Location, "/")
-	if loc == "" {
-		loc = defaultLocation(wh, id)
-	}
-	if _, err := objectKeyOf(wh, loc); err != nil {
+	loc, err := s.prepareCreate(ctx, wh, id, req.Location)
+	if err != nil {
 		return TableResult{}, err
 	}
 	var spec *iceberg.PartitionSpec
@@ -132,19 +123,56 @@ func (s *Service) CreateTable(ctx context.Context, wh string, ns []string, body 
 	if req.StageCreate {
 		return s.tableResult("", data), nil
 	}
-	metaLoc := metadataFileLocation(loc, 0)
-	if err := s.writeMetadata(ctx, wh, metaLoc, data); err != nil {
-		return TableResult{}, err
-	}
-	_, err = s.flip(ctx, wh, swap{kind: KindTable, id: id, next: pointerRec{MetadataLocation: metaLoc, Location: loc}})
-	if errors.Is(err, errSwapConflict) {
-		return TableResult{}, fmt.Errorf("%w: table %s", ErrAlreadyExists, id)
-	}
+	metaLoc, err := s.publishNew(ctx, wh, KindTable, id, loc, data)
 	if err != nil {
 		return TableResult{}, err
 	}
 	s.indexLocation(ctx, wh, KindTable, id, "", loc)
 	return s.tableResult(metaLoc, data), nil
+}
+
+// prepareCreate checks what a new table or view needs besides its own
+// request: its namespace exists and its name is free in the shared
+// identifier space. It returns its location: reqLoc, or the default one,
+// which must lie in the warehouse.
+func (s *Service) prepareCreate(ctx context.Context, wh string, id Ident, reqLoc string) (string, error) {
+	if err := s.requireNamespace(ctx, wh, id.Namespace); err != nil {
+		return "", err
+	}
+	if err := s.requireFree(ctx, wh, id); err != nil {
+		return "", err
+	}
+	loc := strings.TrimRight(reqLoc, "/")
+	if loc == "" {
+		loc = defaultLocation(wh, id)
+	}
+	if _, err := objectKeyOf(wh, loc); err != nil {
+		return "", err
+	}
+	return loc, nil
+}
+
+// publishNew writes the first metadata file of a new table or view and
+// points its record at it; ErrAlreadyExists when the name was taken
+// meanwhile. It returns the metadata file's location.
+func (s *Service) publishNew(ctx context.Context, wh string, kind Kind, id Ident, loc string, data []byte) (string, error) {
+	metaLoc := metadataFileLocation(loc, 0)
+	if err := s.writeMetadata(ctx, wh, metaLoc, data); err != nil {
+		return "", err
+	}
+	_, err := s.flip(ctx, wh, swap{kind: kind, id: id, next: pointerRec{MetadataLocation: metaLoc, Location: loc}})
+	if errors.Is(err, errSwapConflict) {
+		return "", fmt.Errorf("%w: %s %s", ErrAlreadyExists, kindNoun(kind), id)
+	}
+	return metaLoc, err
+}
+
+// kindNoun names a table or view record kind in messages.
+func kindNoun(k Kind) string {
+	if k == KindView {
+		return "view"
+	}
+	return "table"
 }
 
 // buildNewMetadata builds a new table's metadata (fresh field ids).

@@ -52,17 +52,8 @@ func (s *Service) CreateView(ctx context.Context, wh string, ns []string, body [
 	if req.Schema == nil || req.ViewVersion == nil {
 		return ViewResult{}, fmt.Errorf("%w: create view request needs schema and view-version", ErrBadRequest)
 	}
-	if err := s.requireNamespace(ctx, wh, ns); err != nil {
-		return ViewResult{}, err
-	}
-	if err := s.requireFree(ctx, wh, id); err != nil {
-		return ViewResult{}, err
-	}
-	loc := strings.TrimRight(req.Location, "/")
-	if loc == "" {
-		loc = defaultLocation(wh, id)
-	}
-	if _, err := objectKeyOf(wh, loc); err != nil {
+	loc, err := s.prepareCreate(ctx, wh, id, req.Location)
+	if err != nil {
 		return ViewResult{}, err
 	}
 	if req.ViewVersion.TimestampMS == 0 {
@@ -78,14 +69,7 @@ func (s *Service) CreateView(ctx context.Context, wh string, ns []string, body [
 	if err != nil {
 		return ViewResult{}, fmt.Errorf("catalog: encode view metadata: %w", err)
 	}
-	metaLoc := metadataFileLocation(loc, 0)
-	if err := s.writeMetadata(ctx, wh, metaLoc, data); err != nil {
-		return ViewResult{}, err
-	}
-	_, err = s.flip(ctx, wh, swap{kind: KindView, id: id, next: pointerRec{MetadataLocation: metaLoc, Location: loc}})
-	if errors.Is(err, errSwapConflict) {
-		return ViewResult{}, fmt.Errorf("%w: view %s", ErrAlreadyExists, id)
-	}
+	metaLoc, err := s.publishNew(ctx, wh, KindView, id, loc, data)
 	if err != nil {
 		return ViewResult{}, err
 	}

@@ -242,15 +242,7 @@ func (s *Store) PutBackgroundFrom(ctx context.Context, bucket, key string, src f
 		if err != nil {
 			return ObjectInfo{}, err
 		}
-		d, sum, err := s.writeData(ctx, bucket, key, body, size, opt.ContentMD5)
-		if err != nil {
-			return ObjectInfo{}, err
-		}
-		v, fn := s.putVersion(bucket, key, d, sum, opt)
-		if err := s.commitData(ctx, d, fn); err != nil {
-			return ObjectInfo{}, err
-		}
-		return toInfo(bucket, key, v, true), nil
+		return s.writeAndCommit(ctx, bucket, key, body, size, opt)
 	}), nil
 }
 

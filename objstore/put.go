@@ -20,6 +20,17 @@ func (s *Store) Put(ctx context.Context, bucket, key string, body io.Reader, siz
 	if err := s.precheckWrite(ctx, bucket, key, opt.IfMatch, opt.IfNoneMatch); err != nil {
 		return ObjectInfo{}, err
 	}
+	info, err := s.writeAndCommit(ctx, bucket, key, body, size, opt)
+	if err != nil {
+		return ObjectInfo{}, err
+	}
+	s.notify(Event{Op: OpPut, Bucket: bucket, Key: key})
+	return info, nil
+}
+
+// writeAndCommit writes body and commits it as the key's new version
+// (Put's work after its checks, without the change event).
+func (s *Store) writeAndCommit(ctx context.Context, bucket, key string, body io.Reader, size int64, opt PutOptions) (ObjectInfo, error) {
 	d, sum, err := s.writeData(ctx, bucket, key, body, size, opt.ContentMD5)
 	if err != nil {
 		return ObjectInfo{}, err
@@ -28,7 +39,6 @@ func (s *Store) Put(ctx context.Context, bucket, key string, body io.Reader, siz
 	if err := s.commitData(ctx, d, fn); err != nil {
 		return ObjectInfo{}, err
 	}
-	s.notify(Event{Op: OpPut, Bucket: bucket, Key: key})
 	return toInfo(bucket, key, v, true), nil
 }
 
