@@ -93,6 +93,10 @@ type Options struct {
 	Now func() time.Time
 	// Hooks are failpoints for crash tests; nil fields do nothing.
 	Hooks Hooks
+	// Gate, when set, fences writes during a backing cutover: every write
+	// enters it first (catalog/migrate provides it for the object
+	// backing). Nil: writes are never fenced.
+	Gate Gate
 }
 
 // Hooks are failpoints on the commit path. A hook returning an error stops

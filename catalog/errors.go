@@ -43,10 +43,16 @@ var (
 	// backing (multi-table transactions of more than one table). 406
 	// UnsupportedOperationException.
 	ErrUnsupported = errors.New("operation not supported")
-	// ErrFenced: writes are refused while a backing cutover holds the
-	// warehouse's fence (issue 6). 503 with Retry-After is the suggested
-	// answer.
+	// ErrFenced: object-backed writes are refused while a backing
+	// cutover's fence holds the warehouse (or, for the warehouse registry,
+	// any cutover is in progress); the message names the migration id.
+	// 409 CommitFailedException.
 	ErrFenced = errors.New("catalog writes fenced by a migration")
+	// ErrMigrationConflict: a cutover operation cannot run in the current
+	// state (preflight not ready, a fence or the target disagrees, the
+	// target advanced since it was materialized, a restore's expected ETag
+	// differs). 409 CommitFailedException.
+	ErrMigrationConflict = errors.New("catalog migration conflict")
 	// ErrUnavailable: the backing does not serve the warehouse (a
 	// durable-strong snapshot failed validation or is quarantined); other
 	// warehouses are served. 503 ServiceUnavailableException.

@@ -40,7 +40,12 @@ func (s *Service) RecallResponse(ctx context.Context, wh, key string) (int, []by
 		return 0, nil, false, err
 	}
 	if s.now().After(rec.Expires) {
-		_ = s.b.Delete(ctx, wh, KindIdempotency, key, ver) // expired: forget it
+		// Expired: forget it, unless a cutover fences the warehouse
+		// (its records must not change under a materialized snapshot).
+		if release, err := s.enter(ctx, wh); err == nil {
+			_ = s.b.Delete(ctx, wh, KindIdempotency, key, ver)
+			release()
+		}
 		return 0, nil, false, nil
 	}
 	return rec.Status, rec.Body, true, nil
@@ -48,6 +53,11 @@ func (s *Service) RecallResponse(ctx context.Context, wh, key string) (int, []by
 
 // RememberResponse implements Catalog.
 func (s *Service) RememberResponse(ctx context.Context, wh, key string, status int, body []byte) error {
+	release, err := s.enter(ctx, wh)
+	if err != nil {
+		return err
+	}
+	defer release()
 	if err := validIdempotencyKey(key); err != nil {
 		return err
 	}
@@ -58,13 +68,18 @@ func (s *Service) RememberResponse(ctx context.Context, wh, key string, status i
 		return err
 	}
 	rec := idempotencyRec{Status: status, Body: body, Expires: s.now().Add(IdempotencyLifetime).UTC()}
-	_, err := s.putJSON(ctx, wh, KindIdempotency, key, rec, AnyVersion)
+	_, err = s.putJSON(ctx, wh, KindIdempotency, key, rec, AnyVersion)
 	return err
 }
 
 // PruneIdempotency forgets the expired idempotency entries of a warehouse
 // and returns how many it removed.
 func (s *Service) PruneIdempotency(ctx context.Context, wh string) (int, error) {
+	release, err := s.enter(ctx, wh)
+	if err != nil {
+		return 0, err
+	}
+	defer release()
 	recs, _, err := s.b.List(ctx, wh, KindIdempotency, ListOptions{})
 	if err != nil {
 		return 0, err

@@ -75,6 +75,9 @@ func identKey(id Ident) string { return nsKey(id.Namespace) + tableSep + id.Name
 // levels joined by NamespaceSep, then "\x1e" and the name).
 func TableKey(id Ident) string { return identKey(id) }
 
+// IdentFromKey inverts TableKey.
+func IdentFromKey(k string) Ident { return identFromKey(k) }
+
 // identFromKey inverts identKey.
 func identFromKey(k string) Ident {
 	i := strings.LastIndex(k, tableSep)

@@ -49,6 +49,11 @@ func (s *Service) ListNamespaces(ctx context.Context, wh string, parent []string
 
 // CreateNamespace implements Catalog.
 func (s *Service) CreateNamespace(ctx context.Context, wh string, ns []string, props map[string]string) error {
+	release, err := s.enter(ctx, wh)
+	if err != nil {
+		return err
+	}
+	defer release()
 	if err := validNamespace(ns); err != nil {
 		return err
 	}
@@ -110,6 +115,16 @@ func (s *Service) NamespaceExists(ctx context.Context, wh string, ns []string) (
 
 // DropNamespace implements Catalog.
 func (s *Service) DropNamespace(ctx context.Context, wh string, ns []string) error {
+	release, err := s.enter(ctx, wh)
+	if err != nil {
+		return err
+	}
+	defer release()
+	return s.dropNamespace(ctx, wh, ns)
+}
+
+// dropNamespace is DropNamespace inside the gate.
+func (s *Service) dropNamespace(ctx context.Context, wh string, ns []string) error {
 	_, ver, err := s.loadNamespace(ctx, wh, ns)
 	if err != nil {
 		return err
@@ -132,7 +147,7 @@ func (s *Service) DropNamespace(ctx context.Context, wh string, ns []string) err
 			return fmt.Errorf("%w: %s", ErrNoSuchNamespace, strings.Join(ns, "."))
 		}
 		if errors.Is(err, ErrConflict) {
-			return s.DropNamespace(ctx, wh, ns) // properties changed meanwhile
+			return s.dropNamespace(ctx, wh, ns) // properties changed meanwhile
 		}
 		return err
 	}
@@ -141,6 +156,11 @@ func (s *Service) DropNamespace(ctx context.Context, wh string, ns []string) err
 
 // UpdateNamespaceProperties implements Catalog.
 func (s *Service) UpdateNamespaceProperties(ctx context.Context, wh string, ns []string, removals []string, updates map[string]string) ([]string, []string, []string, error) {
+	release, err := s.enter(ctx, wh)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	defer release()
 	for _, r := range removals {
 		if _, ok := updates[r]; ok {
 			return nil, nil, nil, fmt.Errorf("%w: property %q is both removed and updated", ErrUnprocessable, r)

@@ -27,26 +27,46 @@ func (s *Service) RecoverReport(ctx context.Context) (RecoverReport, error) {
 		return rep, err
 	}
 	for _, w := range whs {
-		staged, err := s.StagedCommits(ctx, w.Name)
-		if errors.Is(err, ErrUnavailable) {
-			// Not served (a damaged snapshot): nothing to recover
-			// until an operator restores it; the others go on.
-			s.log.Error().Err(err).Str("warehouse", w.Name).Msg("staged commits not recovered: warehouse not served")
+		release, err := s.enter(ctx, w.Name)
+		if errors.Is(err, ErrFenced) {
+			// A fenced warehouse has no staged commits (the cutover
+			// drained and checked it) and must not change.
+			s.log.Info().Err(err).Str("warehouse", w.Name).Msg("staged commits not recovered: warehouse fenced")
 			continue
 		}
 		if err != nil {
 			return rep, err
 		}
-		for _, c := range staged {
-			if err := s.recoverOne(ctx, w.Name, c, &rep); err != nil {
-				return rep, err
-			}
+		err = s.recoverWarehouse(ctx, w.Name, &rep)
+		release()
+		if err != nil {
+			return rep, err
 		}
 	}
 	if rep.Committed+rep.Abandoned > 0 {
 		s.log.Info().Int("committed", rep.Committed).Int("abandoned", rep.Abandoned).Msg("recovered staged commits")
 	}
 	return rep, nil
+}
+
+// recoverWarehouse resolves the staged commits of one warehouse.
+func (s *Service) recoverWarehouse(ctx context.Context, wh string, rep *RecoverReport) error {
+	staged, err := s.StagedCommits(ctx, wh)
+	if errors.Is(err, ErrUnavailable) {
+		// Not served (a damaged snapshot): nothing to recover until an
+		// operator restores it; the others go on.
+		s.log.Error().Err(err).Str("warehouse", wh).Msg("staged commits not recovered: warehouse not served")
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	for _, c := range staged {
+		if err := s.recoverOne(ctx, wh, c, rep); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // StagedCommit describes a commit left staged.

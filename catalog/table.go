@@ -89,6 +89,11 @@ func (s *Service) tableResult(loc string, meta []byte) TableResult {
 
 // CreateTable implements Catalog.
 func (s *Service) CreateTable(ctx context.Context, wh string, ns []string, body []byte) (TableResult, error) {
+	release, err := s.enter(ctx, wh)
+	if err != nil {
+		return TableResult{}, err
+	}
+	defer release()
 	var req createTableRequest
 	if err := json.Unmarshal(body, &req); err != nil {
 		return TableResult{}, fmt.Errorf("%w: create table request: %w", ErrBadRequest, err)

@@ -69,6 +69,11 @@ func checkIdentifier(body *Ident, id Ident) error {
 
 // CommitTable implements Catalog.
 func (s *Service) CommitTable(ctx context.Context, wh string, id Ident, body []byte) (TableResult, error) {
+	release, err := s.enter(ctx, wh)
+	if err != nil {
+		return TableResult{}, err
+	}
+	defer release()
 	req, err := decodeCommitRequest(body)
 	if err != nil {
 		return TableResult{}, err
@@ -176,6 +181,11 @@ func setsLocation(updates table.Updates) bool {
 // CommitTransaction implements Catalog: one table change is a CommitTable,
 // more are ErrUnsupported with the object backing.
 func (s *Service) CommitTransaction(ctx context.Context, wh string, body []byte) error {
+	release, err := s.enter(ctx, wh)
+	if err != nil {
+		return err
+	}
+	defer release()
 	var req struct {
 		TableChanges []json.RawMessage `json:"table-changes"`
 	}
@@ -202,6 +212,6 @@ func (s *Service) CommitTransaction(ctx context.Context, wh string, body []byte)
 	if len(changes) > 1 {
 		return fmt.Errorf("%w: multi-table transactions (%d tables) need the durable-strong backing", ErrUnsupported, len(changes))
 	}
-	_, err := s.commitTable(ctx, wh, *changes[0].Identifier, changes[0])
+	_, err = s.commitTable(ctx, wh, *changes[0].Identifier, changes[0])
 	return err
 }

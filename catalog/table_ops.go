@@ -65,6 +65,11 @@ func (s *Service) drop(ctx context.Context, wh string, kind Kind, id Ident) (poi
 
 // DropTable implements Catalog.
 func (s *Service) DropTable(ctx context.Context, wh string, id Ident, purge bool) error {
+	release, err := s.enter(ctx, wh)
+	if err != nil {
+		return err
+	}
+	defer release()
 	p, err := s.drop(ctx, wh, KindTable, id)
 	if err != nil || !purge {
 		return err
@@ -114,11 +119,21 @@ func (s *Service) rename(ctx context.Context, wh string, kind Kind, from, to Ide
 
 // RenameTable implements Catalog.
 func (s *Service) RenameTable(ctx context.Context, wh string, from, to Ident) error {
+	release, err := s.enter(ctx, wh)
+	if err != nil {
+		return err
+	}
+	defer release()
 	return s.rename(ctx, wh, KindTable, from, to)
 }
 
 // RegisterTable implements Catalog.
 func (s *Service) RegisterTable(ctx context.Context, wh string, ns []string, name, metadataLocation string, overwrite bool) (TableResult, error) {
+	release, err := s.enter(ctx, wh)
+	if err != nil {
+		return TableResult{}, err
+	}
+	defer release()
 	id := Ident{Namespace: ns, Name: name}
 	if err := validIdent(id); err != nil {
 		return TableResult{}, err

@@ -41,6 +41,11 @@ func (s *Service) ListViews(ctx context.Context, wh string, ns []string, pageTok
 
 // CreateView implements Catalog.
 func (s *Service) CreateView(ctx context.Context, wh string, ns []string, body []byte) (ViewResult, error) {
+	release, err := s.enter(ctx, wh)
+	if err != nil {
+		return ViewResult{}, err
+	}
+	defer release()
 	var req createViewRequest
 	if err := json.Unmarshal(body, &req); err != nil {
 		return ViewResult{}, fmt.Errorf("%w: create view request: %w", ErrBadRequest, err)
@@ -147,6 +152,11 @@ func decodeViewCommit(body []byte) (req commitViewRequest, err error) {
 
 // ReplaceView implements Catalog.
 func (s *Service) ReplaceView(ctx context.Context, wh string, id Ident, body []byte) (ViewResult, error) {
+	release, err := s.enter(ctx, wh)
+	if err != nil {
+		return ViewResult{}, err
+	}
+	defer release()
 	req, err := decodeViewCommit(body)
 	if err != nil {
 		return ViewResult{}, err
@@ -214,11 +224,21 @@ func (s *Service) ReplaceView(ctx context.Context, wh string, id Ident, body []b
 
 // DropView implements Catalog.
 func (s *Service) DropView(ctx context.Context, wh string, id Ident) error {
-	_, err := s.drop(ctx, wh, KindView, id)
+	release, err := s.enter(ctx, wh)
+	if err != nil {
+		return err
+	}
+	defer release()
+	_, err = s.drop(ctx, wh, KindView, id)
 	return err
 }
 
 // RenameView implements Catalog.
 func (s *Service) RenameView(ctx context.Context, wh string, from, to Ident) error {
+	release, err := s.enter(ctx, wh)
+	if err != nil {
+		return err
+	}
+	defer release()
 	return s.rename(ctx, wh, KindView, from, to)
 }

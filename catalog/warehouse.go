@@ -11,6 +11,11 @@ import (
 
 // CreateWarehouse implements Catalog.
 func (s *Service) CreateWarehouse(ctx context.Context, name string) (Warehouse, error) {
+	release, err := s.enter(ctx, "")
+	if err != nil {
+		return Warehouse{}, err
+	}
+	defer release()
 	if objstore.IsSystemBucket(name) {
 		return Warehouse{}, fmt.Errorf("%w: %q is a system bucket name", ErrBadRequest, name)
 	}
@@ -72,6 +77,11 @@ func (s *Service) requireWarehouse(ctx context.Context, wh string) error {
 
 // DeleteWarehouse implements Catalog.
 func (s *Service) DeleteWarehouse(ctx context.Context, name string) error {
+	release, err := s.enter(ctx, "", name)
+	if err != nil {
+		return err
+	}
+	defer release()
 	if err := s.requireWarehouse(ctx, name); err != nil {
 		return err
 	}

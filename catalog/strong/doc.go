@@ -10,6 +10,7 @@
 //
 //	strong/registry.snapshot            records of warehouse "" (the warehouse records)
 //	strong/warehouses/<name>.snapshot   everything of warehouse <name>
+//	strong/backups/<name>/<id>.snapshot a backup of warehouse <name>
 //
 // # Snapshot format
 //
@@ -66,6 +67,41 @@
 // the error (ErrSnapshotInvalid or ErrSnapshotMissing) and Unhealthy
 // reports it, while the other warehouses are served. A later valid
 // snapshot (a restore) is picked up by the next operation.
+//
+// # Whole-state operations
+//
+// For the cutover and operators: Records reads a warehouse's whole state
+// with the ETag it came from; SnapshotETag refreshes and returns that ETag
+// (errors for a warehouse not served) and ObjectETag HEADs it without
+// decoding (also for a damaged snapshot). Replace publishes a given state
+// as the whole of a warehouse in one publish, Remove deletes its snapshot
+// (If-Match in the store), both only when the current ETag is the one
+// named (catalog.ErrConflict otherwise, no retry); neither works on the
+// registry. After Remove this process serves the empty state for the
+// warehouse (a later publish starts a fresh epoch; the high-water mark is
+// kept); other processes that had seen the snapshot report it missing
+// until one is published again. Fingerprint hashes a state without
+// versions, equal across backings.
+//
+// # Backups
+//
+// Backup (catalog.Backups) copies a warehouse's snapshot bytes unchanged
+// to strong/backups/<wh>/<id>.snapshot, the warehouse's registry record
+// value (base64), the format and the source ETag in the object's user
+// metadata; id is the first 32 hex digits of a SHA-256 over the snapshot
+// and the registry value, so unchanged content gives the same id
+// (Existed). A warehouse without a snapshot has nothing to back up
+// (catalog.ErrBadRequest). Restore checks the id strictly (32 lowercase
+// hex), the content against the id, full decode validation and the
+// warehouse name (catalog.ErrBadRequest otherwise), then the expected ETag
+// and allow-replace (catalog.ErrMigrationConflict); it re-encodes the
+// records under a fresh epoch and a generation above the backup's and
+// the current one, so every version token handed out before is invalid,
+// and publishes with the ETag swap, over a damaged or vanished snapshot
+// too (which heals the warehouse). A backup in a format below the
+// process high-water mark for the warehouse is refused
+// (catalog.ErrBadRequest wrapping ErrBelowHighWater). A missing registry
+// record is put back from the backup.
 //
 // # Formats and gates
 //

@@ -150,26 +150,34 @@ func (b *Backing) mutate(ctx context.Context, wh string, fn func(*snapshot) erro
 			}
 			next.Format = formatV1 // stays v1 until cleanup is complete
 		}
-		data, err := encode(next)
-		if err != nil {
-			return err
-		}
-		if _, err := decode(data, wh, w.hwm); err != nil {
-			return fmt.Errorf("strong: refusing to publish %q: %w", wh, err)
-		}
-		etag, err := b.publishLocked(ctx, w, data)
+		_, err = b.installLocked(ctx, w, next)
 		if errors.Is(err, errLostCAS) {
 			continue
 		}
-		if err != nil {
-			return err
-		}
-		w.seen, w.loaded, w.etag, w.snap, w.bad = true, true, etag, next, nil
-		w.hwm = max(w.hwm, next.Format)
-		b.setHealth(w)
-		return nil
+		return err
 	}
 	return fmt.Errorf("%w: %q: gave up after %d lost snapshot swaps", catalog.ErrConflict, wh, maxAttempts)
+}
+
+// installLocked encodes next, runs the full decoder on the bytes, publishes
+// them over the snapshot at w.etag and makes next w's cached state. It
+// returns the new ETag; errLostCAS when another writer published first.
+func (b *Backing) installLocked(ctx context.Context, w *warehouse, next *snapshot) (string, error) {
+	data, err := encode(next)
+	if err != nil {
+		return "", err
+	}
+	if _, err := decode(data, w.name, w.hwm); err != nil {
+		return "", fmt.Errorf("strong: refusing to publish %q: %w", w.name, err)
+	}
+	etag, err := b.publishLocked(ctx, w, data)
+	if err != nil {
+		return "", err
+	}
+	w.seen, w.loaded, w.etag, w.snap, w.bad = true, true, etag, next, nil
+	w.hwm = max(w.hwm, next.Format)
+	b.setHealth(w)
+	return etag, nil
 }
 
 // publishLocked writes data over the snapshot at w.etag (or as the first

@@ -51,6 +51,9 @@ const (
 	// ActionAdmin: destructive administration of a warehouse; today the
 	// purge of a table's files (dropTable with purgeRequested=true).
 	ActionAdmin Action = "admin"
+	// ActionMigrate: the catalog cutover's materialize and cancel, commit
+	// recovery, backup and restore (admin:MigrateTableCatalog).
+	ActionMigrate Action = "migrate"
 )
 
 // Authorizer decides whether a principal may perform action on warehouse.

@@ -295,7 +295,7 @@ func TestErrorTableCoversCatalogSentinels(t *testing.T) {
 		"ErrAlreadyExists": catalog.ErrAlreadyExists, "ErrNamespaceNotEmpty": catalog.ErrNamespaceNotEmpty,
 		"ErrCommitFailed": catalog.ErrCommitFailed, "ErrCommitStateUnknown": catalog.ErrCommitStateUnknown,
 		"ErrBadRequest": catalog.ErrBadRequest, "ErrUnprocessable": catalog.ErrUnprocessable,
-		"ErrUnsupported": catalog.ErrUnsupported, "ErrFenced": catalog.ErrFenced, "ErrUnavailable": catalog.ErrUnavailable,
+		"ErrUnsupported": catalog.ErrUnsupported, "ErrFenced": catalog.ErrFenced, "ErrMigrationConflict": catalog.ErrMigrationConflict, "ErrUnavailable": catalog.ErrUnavailable,
 		"ErrNotFound": catalog.ErrNotFound, "ErrConflict": catalog.ErrConflict,
 	}
 	for _, name := range names {
@@ -315,8 +315,8 @@ func TestErrorTableCoversCatalogSentinels(t *testing.T) {
 	if api := toAPIError(errors.New("boom")); api.Status != 500 || api.Message != "internal server error" {
 		t.Errorf("unknown error: %+v", api)
 	}
-	if api := toAPIError(catalog.ErrFenced); api.RetryAfter == 0 {
-		t.Error("fenced answers no Retry-After")
+	if api := toAPIError(fmt.Errorf("%w: warehouse w is fenced by migration m-1", catalog.ErrFenced)); api.Status != 409 || !strings.Contains(api.Message, "m-1") {
+		t.Errorf("fenced answers %d %q: want 409 naming the migration", api.Status, api.Message)
 	}
 }
 

@@ -58,7 +58,8 @@ func catalogErrors() []catalogError {
 		{catalog.ErrBadRequest, APIError{Status: 400, Type: "BadRequestException"}},
 		{catalog.ErrUnprocessable, APIError{Status: 422, Type: "UnprocessableEntityException"}},
 		{catalog.ErrUnsupported, APIError{Status: 406, Type: "UnsupportedOperationException"}},
-		{catalog.ErrFenced, APIError{Status: 503, Type: "ServiceUnavailableException", RetryAfter: 5}},
+		{catalog.ErrFenced, APIError{Status: 409, Type: "CommitFailedException"}},
+		{catalog.ErrMigrationConflict, APIError{Status: 409, Type: "CommitFailedException"}},
 		{catalog.ErrUnavailable, APIError{Status: 503, Type: "ServiceUnavailableException"}},
 		// The backing's own errors are translated by the catalog and should
 		// not get here; if one does, a failed conditional write applied

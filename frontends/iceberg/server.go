@@ -16,6 +16,7 @@ import (
 
 	"github.com/rs/zerolog"
 
+	"github.com/cairnstore/cairn/catalog"
 	"github.com/cairnstore/cairn/internal/httpx"
 )
 
@@ -65,6 +66,16 @@ type Options struct {
 	Logger zerolog.Logger
 	// Metrics records requests by route and status; nil disables them.
 	Metrics *Metrics
+	// Cutover serves .../catalog/migration (object-backed servers); nil
+	// answers 400.
+	Cutover catalog.Cutover
+	// Backups serves .../catalog/backup and restore (durable-strong
+	// servers); nil answers 400.
+	Backups catalog.Backups
+	// Recovery serves .../catalog/recovery; nil answers 501.
+	Recovery Recovery
+	// Status serves .../catalog/status; nil answers 501.
+	Status StatusReporter
 }
 
 // Server serves the Iceberg REST catalog. Build it with New.

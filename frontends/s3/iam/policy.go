@@ -67,8 +67,8 @@ func ParsePolicy(raw []byte) (Policy, error) {
 			return Policy{}, fmt.Errorf("%w: statement %d: Action and Resource are required", ErrInvalidPolicy, i)
 		}
 		for _, a := range st.Action {
-			if a != "*" && !strings.HasPrefix(a, "s3:") {
-				return Policy{}, fmt.Errorf("%w: statement %d: action %q is not an s3: action", ErrInvalidPolicy, i, a)
+			if a != "*" && !strings.HasPrefix(a, "s3:") && !strings.HasPrefix(a, "admin:") {
+				return Policy{}, fmt.Errorf("%w: statement %d: action %q is not an s3: or admin: action", ErrInvalidPolicy, i, a)
 			}
 		}
 		for _, r := range st.Resource {
