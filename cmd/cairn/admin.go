@@ -38,6 +38,8 @@ func parseAdmin(args []string) (invocation, error) {
 		return parseUser(rest)
 	case "table-bucket":
 		return parseTableBucket(rest)
+	case "catalog":
+		return parseCatalog(rest)
 	case "help", "-h", "-help", "--help":
 		return invocation{name: "help", opts: helpOptions{text: adminUsage}, logLevel: zerolog.InfoLevel}, nil
 	default:

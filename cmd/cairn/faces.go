@@ -59,8 +59,8 @@ func unsigned(r *http.Request, _ *mux.RouteMatch) bool {
 // newRouter wires the HTTP faces on one router: health and metrics for
 // unsigned requests, the Iceberg REST catalog under /iceberg/v1/ and
 // /_iceberg/v1/ (and the table-bucket admin API), then the S3 API for
-// everything else. s3URL is the S3 endpoint the catalog advertises.
-func newRouter(ctx context.Context, st *objstore.Store, s3URL string, log zerolog.Logger) (http.Handler, error) {
+// everything else.
+func newRouter(ctx context.Context, st *objstore.Store, parts *catalogParts, log zerolog.Logger) (http.Handler, error) {
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	metrics, err := s3.NewMetrics(reg)
@@ -81,7 +81,7 @@ func newRouter(ctx context.Context, st *objstore.Store, s3URL string, log zerolo
 	if err != nil {
 		return nil, err
 	}
-	ice, catalogReady, err := newIcebergFace(ctx, st, users, reg, s3URL, log)
+	ice, err := newIcebergFace(parts, users, reg, log)
 	if err != nil {
 		return nil, err
 	}
@@ -89,7 +89,7 @@ func newRouter(ctx context.Context, st *objstore.Store, s3URL string, log zerolo
 		if err := st.Ready(ctx); err != nil {
 			return err
 		}
-		return catalogReady(ctx)
+		return parts.ready(ctx)
 	}
 	r := mux.NewRouter()
 	r.SkipClean(true) // S3 keys may hold "//", "/./" and "/../"
@@ -106,23 +106,28 @@ func newRouter(ctx context.Context, st *objstore.Store, s3URL string, log zerolo
 }
 
 // newIcebergFace builds the catalog and the Iceberg REST face over it.
-func newIcebergFace(ctx context.Context, st *objstore.Store, users *iam.Directory, reg prometheus.Registerer, s3URL string, log zerolog.Logger) (*iceberg.Server, func(context.Context) error, error) {
-	svc, ready, err := openCatalog(ctx, st, s3URL, log)
-	if err != nil {
-		return nil, nil, err
-	}
+func newIcebergFace(parts *catalogParts, users *iam.Directory, reg prometheus.Registerer, log zerolog.Logger) (*iceberg.Server, error) {
 	metrics, err := iceberg.NewMetrics(reg)
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
 	auth := newIcebergAuth(users)
-	srv, err := iceberg.New(iceberg.Options{
-		Catalog:             svc,
+	opt := iceberg.Options{
+		Catalog:             parts.svc,
+		Recovery:            parts.svc,
+		Status:              parts.status,
 		Authenticator:       auth,
 		Authorizer:          auth,
 		IdempotencyLifetime: catalog.IdempotencyLifetimeISO,
 		Logger:              log.With().Str("component", "iceberg").Logger(),
 		Metrics:             metrics,
-	})
-	return srv, ready, err
+	}
+	// Nil interfaces stay nil: the face answers 400 for the other mode.
+	if parts.cutover != nil {
+		opt.Cutover = parts.cutover
+	}
+	if parts.backups != nil {
+		opt.Backups = parts.backups
+	}
+	return iceberg.New(opt)
 }

@@ -2,7 +2,6 @@ package main
 
 import (
 	"bytes"
-	"context"
 	"crypto/subtle"
 	"errors"
 	"fmt"
@@ -15,60 +14,11 @@ import (
 
 	"github.com/rs/zerolog"
 
-	"github.com/cairnstore/cairn/catalog"
-	"github.com/cairnstore/cairn/catalog/objectbacked"
 	"github.com/cairnstore/cairn/catalog/strong"
 	"github.com/cairnstore/cairn/frontends/iceberg"
 	"github.com/cairnstore/cairn/frontends/s3/iam"
 	"github.com/cairnstore/cairn/frontends/s3/sigv4"
-	"github.com/cairnstore/cairn/objstore"
 )
-
-// Values of CAIRN_TABLE_CATALOG_BACKING.
-const (
-	backingObject = "object"
-	backingStrong = "durable-strong"
-)
-
-// openCatalog builds the catalog service on the backing that
-// CAIRN_TABLE_CATALOG_BACKING names and resolves the staged commits a
-// crash may have left. ready reports warehouses the backing does not
-// serve (a durable-strong snapshot that failed validation), for
-// /health/ready.
-func openCatalog(ctx context.Context, st *objstore.Store, s3Endpoint string, log zerolog.Logger) (svc *catalog.Service, ready func(context.Context) error, err error) {
-	var b catalog.Backing
-	ready = func(context.Context) error { return nil }
-	switch v := os.Getenv("CAIRN_TABLE_CATALOG_BACKING"); v {
-	case "", backingObject:
-		ob, err := objectbacked.New(ctx, st)
-		if err != nil {
-			return nil, nil, err
-		}
-		b = ob
-	case backingStrong:
-		sb, err := strong.Open(ctx, st, strongOptions(log))
-		if err != nil {
-			return nil, nil, err
-		}
-		for wh, err := range sb.Unhealthy() {
-			log.Error().Err(err).Str("warehouse", wh).Msg("durable-strong snapshot failed validation: this warehouse is not served")
-		}
-		b, ready = sb, func(context.Context) error { return unhealthyError(sb.Unhealthy()) }
-	default:
-		return nil, nil, fmt.Errorf("CAIRN_TABLE_CATALOG_BACKING=%q: want %q (the default) or %q", v, backingObject, backingStrong)
-	}
-	svc, err = catalog.New(st, b, catalog.Options{
-		Logger:     log.With().Str("component", "catalog").Logger(),
-		S3Endpoint: s3Endpoint,
-	})
-	if err != nil {
-		return nil, nil, err
-	}
-	if err := svc.Recover(ctx); err != nil {
-		return nil, nil, fmt.Errorf("catalog recovery: %w", err)
-	}
-	return svc, ready, nil
-}
 
 // strongOptions reads the snapshot format gates
 // (CAIRN_TABLE_CATALOG_STRONG_SNAPSHOT_V2 and ..._FLEET_CONFIRMED): v2 is
@@ -188,8 +138,15 @@ func (a *icebergAuth) Login(accessKey, secret string) (iceberg.Principal, error)
 // Authorize maps catalog actions to S3 policy actions on the warehouse's
 // bucket, so one IAM-style policy governs both faces: read needs
 // s3:GetObject, write s3:PutObject and admin (purging a table's files)
-// s3:DeleteObject, each on arn:aws:s3:::WAREHOUSE/*.
+// s3:DeleteObject, each on arn:aws:s3:::WAREHOUSE/*; migrate (the
+// cutover, recovery, backup and restore) needs admin:MigrateTableCatalog
+// on arn:aws:s3:::WAREHOUSE.
 func (a *icebergAuth) Authorize(p iceberg.Principal, action iceberg.Action, warehouse string) bool {
+	if action == iceberg.ActionMigrate {
+		// Cairn scopes the cutover permission to the warehouse (RustFS
+		// checks it with an empty bucket scope, in effect globally).
+		return a.users.Authorize(p.AccessKey, "admin:MigrateTableCatalog", "arn:aws:s3:::"+warehouse)
+	}
 	s3Action := map[iceberg.Action]string{
 		iceberg.ActionRead:  "s3:GetObject",
 		iceberg.ActionWrite: "s3:PutObject",

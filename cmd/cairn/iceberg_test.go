@@ -34,7 +34,11 @@ func startServer(t *testing.T) *httptest.Server {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = st.Close() })
-	h, err := newRouter(ctx, st, "http://127.0.0.1:9000", zerolog.Nop())
+	parts, err := openCatalog(ctx, st, "http://127.0.0.1:9000", zerolog.Nop())
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, err := newRouter(ctx, st, parts, zerolog.Nop())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -73,6 +73,8 @@ func dispatch(ctx context.Context, inv invocation, d deps) error {
 		return runUser(ctx, o, d)
 	case tableBucketOptions:
 		return runTableBucket(ctx, o, d)
+	case catalogOptions:
+		return runCatalog(ctx, o, d)
 	case benchOptions:
 		return runBench(ctx, o, d)
 	case versionOptions:

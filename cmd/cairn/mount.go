@@ -90,7 +90,7 @@ func runMount(ctx context.Context, o mountOptions, d deps) (err error) {
 			err = errors.Join(err, fmt.Errorf("close store: %w", cerr))
 		}
 	}()
-	m, err := startMount(ctx, st, sopt.Dir, o.Mountpoint, o.Mount, logger)
+	m, err := startMount(ctx, st, sopt.Dir, o.Mountpoint, o.Mount, control.StoreTree(st), logger)
 	if err != nil {
 		return err
 	}
@@ -108,15 +108,15 @@ func runMount(ctx context.Context, o mountOptions, d deps) (err error) {
 	}
 }
 
-// startMount mounts st at dir with the store's control tree under .cairn/.
-func startMount(ctx context.Context, st *objstore.Store, dataDir, dir string, mf mountFlags, logger zerolog.Logger) (*cairnfs.FS, error) {
+// startMount mounts st at dir with the control tree under .cairn/.
+func startMount(ctx context.Context, st *objstore.Store, dataDir, dir string, mf mountFlags, tree *control.Dir, logger zerolog.Logger) (*cairnfs.FS, error) {
 	if fi, err := os.Stat("/dev/fuse"); err != nil || fi.Mode()&os.ModeDevice == 0 {
 		return nil, fmt.Errorf("mount %s: /dev/fuse is not usable here: %w", dir, errors.Join(err, objstore.ErrInvalidArgument))
 	}
 	return cairnfs.Mount(ctx, st, dir, cairnfs.Options{
 		TmpDir:        filepath.Join(dataDir, "tmp", "mount"),
 		AttrTimeout:   mf.AttrTimeout,
-		Control:       control.StoreTree(st),
+		Control:       tree,
 		UID:           uint32(os.Getuid()),
 		GID:           uint32(os.Getgid()),
 		Logger:        logger.With().Str("component", "fs").Logger(),

@@ -11,6 +11,8 @@ import (
 	"os"
 	"runtime/debug"
 	"time"
+
+	"github.com/cairnstore/cairn/frontends/control"
 )
 
 const (
@@ -90,8 +92,14 @@ func runServe(ctx context.Context, o serveOptions, d deps) (err error) {
 		}
 	}()
 
+	parts, err := openCatalog(ctx, st, s3Endpoint(o.Address), logger)
+	if err != nil {
+		return err
+	}
+
 	if o.Mount != "" {
-		m, err := startMount(ctx, st, sopt.Dir, o.Mount, o.MountOpt, logger)
+		tree := control.StoreTree(st).Add("catalog", control.CatalogTree(parts.controls()))
+		m, err := startMount(ctx, st, sopt.Dir, o.Mount, o.MountOpt, tree, logger)
 		if err != nil {
 			return err
 		}
@@ -102,7 +110,7 @@ func runServe(ctx context.Context, o serveOptions, d deps) (err error) {
 		}()
 	}
 
-	r, err := newRouter(ctx, st, s3Endpoint(o.Address), logger)
+	r, err := newRouter(ctx, st, parts, logger)
 	if err != nil {
 		return err
 	}

@@ -19,6 +19,13 @@
 //	echo materialize > .cairn/catalog/w/migration   # EBUSY, EACCES, EINVAL...
 //	cat .cairn/catalog/w/last-result                # what happened, in full
 //
+// # Trees
+//
+// StoreTree returns the root with the store's controls (store/status);
+// CatalogTree the catalog's, one directory per warehouse (migration,
+// last-result, status), which cmd/ adds to that root as "catalog".
+// Catalog errors are translated into the sentinels below in one place.
+//
 // # Errors
 //
 // Operations fail with errors wrapping the sentinels of errors.go
@@ -38,7 +45,7 @@
 //
 // # Imports
 //
-// control may import objstore (and, later, catalog); never another face
+// control may import objstore and catalog; never another face
 // (frontends/s3, frontends/iceberg, frontends/health) nor fs, which
 // imports control to mount it. It keeps no package-level state: trees are
 // values built in cmd/.

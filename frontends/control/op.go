@@ -3,6 +3,7 @@ package control
 import (
 	"context"
 	"fmt"
+	"reflect"
 	"slices"
 	"strings"
 	"sync"
@@ -131,7 +132,9 @@ func (o *Op[P, R]) Do(ctx context.Context, text string) (Outcome[R], error) {
 		o.running = false
 	}()
 	res, err := o.Run(ctx, word)
-	out.Result = &res
+	if v := reflect.ValueOf(&res).Elem(); v.Kind() != reflect.Pointer || !v.IsNil() {
+		out.Result = &res // a nil pointer result is left out, as documented
+	}
 	out.Finished = o.now()
 	out.State, out.Error = StateSucceeded, ""
 	if err != nil {

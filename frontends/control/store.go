@@ -11,8 +11,9 @@ import (
 //	store/status   read: Store.Status as JSON (drives, geometry, buckets,
 //	               shadowed keys)
 //
-// cmd/ adds the catalog's controls to the same root and hands it to the
-// faces (the mount shows it as .cairn/).
+// cmd/ adds the catalog's controls to the same root
+// (Add("catalog", CatalogTree(...))) and hands it to the faces (the mount
+// shows it as .cairn/).
 func StoreTree(store *objstore.Store) *Dir {
 	return storeTree(store)
 }

@@ -1,0 +1,149 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+
+	"github.com/rs/zerolog"
+
+	"github.com/cairnstore/cairn/catalog"
+	"github.com/cairnstore/cairn/catalog/migrate"
+	"github.com/cairnstore/cairn/catalog/objectbacked"
+	"github.com/cairnstore/cairn/catalog/strong"
+	"github.com/cairnstore/cairn/frontends/control"
+	"github.com/cairnstore/cairn/internal/failpoint"
+	"github.com/cairnstore/cairn/objstore"
+)
+
+// Values of CAIRN_TABLE_CATALOG_BACKING.
+const (
+	backingObject = catalog.BackingObject
+	backingStrong = catalog.BackingDurableStrong
+)
+
+// Catalog failpoints besides migrate's (CAIRN_FAILPOINTS).
+const (
+	pointBeforePointerFlip = "catalog.before-pointer-flip"
+	pointAfterMetadata     = "catalog.after-metadata-write"
+)
+
+// catalogParts is the catalog as the faces use it.
+type catalogParts struct {
+	svc     *catalog.Service
+	backing string
+	// ready reports warehouses the backing does not serve (a
+	// durable-strong snapshot that failed validation), for /health/ready.
+	ready   func(context.Context) error
+	cutover catalog.Cutover // object backing only
+	backups catalog.Backups // durable-strong backing only
+	status  *migrate.Reporter
+}
+
+// failpoints parses CAIRN_FAILPOINTS (crash tests only).
+func failpoints(log zerolog.Logger) (*failpoint.Set, error) {
+	spec := os.Getenv("CAIRN_FAILPOINTS")
+	fp, err := failpoint.Parse(spec, append(migrate.Points(), pointBeforePointerFlip, pointAfterMetadata))
+	if err != nil {
+		return nil, fmt.Errorf("CAIRN_FAILPOINTS: %w", err)
+	}
+	if !fp.Empty() {
+		log.Warn().Str("failpoints", fp.String()).Msg("CAIRN_FAILPOINTS is set: this server crashes or fails on purpose (crash tests only)")
+	}
+	return fp, nil
+}
+
+// openCatalog builds the catalog on the backing CAIRN_TABLE_CATALOG_BACKING
+// names and resolves the staged commits a crash may have left. Under the
+// object backing it also opens the durable-strong backing as the cutover
+// target, with the fences that gate object-backed writes.
+func openCatalog(ctx context.Context, st *objstore.Store, s3Endpoint string, log zerolog.Logger) (*catalogParts, error) {
+	fp, err := failpoints(log)
+	if err != nil {
+		return nil, err
+	}
+	copt := catalog.Options{
+		Logger:     log.With().Str("component", "catalog").Logger(),
+		S3Endpoint: s3Endpoint,
+		Hooks: catalog.Hooks{
+			AfterMetadataWrite: func(context.Context, catalog.Ident, string) error { return fp.Hit(pointAfterMetadata) },
+			BeforePointerFlip:  func(context.Context, catalog.Ident, string) error { return fp.Hit(pointBeforePointerFlip) },
+		},
+	}
+	if fp.Empty() {
+		copt.Hooks = catalog.Hooks{}
+	}
+	parts := &catalogParts{ready: func(context.Context) error { return nil }}
+	var b catalog.Backing
+	var fences *migrate.Fences
+	var ob *objectbacked.Backing
+	switch v := os.Getenv("CAIRN_TABLE_CATALOG_BACKING"); v {
+	case "", backingObject:
+		parts.backing = backingObject
+		if ob, err = objectbacked.New(ctx, st); err != nil {
+			return nil, err
+		}
+		if fences, err = migrate.OpenFences(ctx, st); err != nil {
+			return nil, err
+		}
+		b, copt.Gate = ob, fences
+	case backingStrong:
+		parts.backing = backingStrong
+		b = nil
+	default:
+		return nil, fmt.Errorf("CAIRN_TABLE_CATALOG_BACKING=%q: want %q (the default) or %q", v, backingObject, backingStrong)
+	}
+	sb, err := strong.Open(ctx, st, strongOptions(log))
+	if err != nil {
+		return nil, err
+	}
+	if parts.backing == backingStrong {
+		for wh, err := range sb.Unhealthy() {
+			log.Error().Err(err).Str("warehouse", wh).Msg("durable-strong snapshot failed validation: this warehouse is not served")
+		}
+		b, parts.backups = sb, sb
+		parts.ready = func(context.Context) error { return unhealthyError(sb.Unhealthy()) }
+		if fences, err = migrate.OpenFences(ctx, st); err != nil { // shown in status, never enforced
+			return nil, err
+		}
+	}
+	svc, err := catalog.New(st, b, copt)
+	if err != nil {
+		return nil, err
+	}
+	if err := svc.Recover(ctx); err != nil {
+		return nil, fmt.Errorf("catalog recovery: %w", err)
+	}
+	parts.svc = svc
+	parts.status = &migrate.Reporter{Service: svc, Backing: parts.backing, Strong: sb, Fences: fences}
+	if parts.backing == backingObject {
+		mig, err := migrate.New(svc, ob, sb, fences, migrate.Options{
+			Logger: log.With().Str("component", "cutover").Logger(),
+			Hooks:  migrate.Hooks{At: fp.Hit},
+		})
+		if err != nil {
+			return nil, err
+		}
+		parts.cutover = mig
+	}
+	return parts, nil
+}
+
+// controls are the catalog's control files (.cairn/catalog/<wh>/...).
+func (p *catalogParts) controls() control.CatalogControls {
+	return control.CatalogControls{
+		Warehouses: func(ctx context.Context) ([]string, error) {
+			whs, err := p.svc.ListWarehouses(ctx)
+			if err != nil {
+				return nil, err
+			}
+			names := make([]string, len(whs))
+			for i, w := range whs {
+				names[i] = w.Name
+			}
+			return names, nil
+		},
+		Cutover: p.cutover,
+		Status:  p.status,
+	}
+}

@@ -1,0 +1,646 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"os"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/rs/zerolog"
+
+	"github.com/cairnstore/cairn/catalog"
+	"github.com/cairnstore/cairn/frontends/s3/sigv4"
+)
+
+// catalogUsage is the help of "cairn admin catalog".
+const catalogUsage = `Usage:
+  cairn admin catalog migration preflight WAREHOUSE [CLIENT FLAGS]
+  cairn admin catalog migration materialize WAREHOUSE [CLIENT FLAGS]
+  cairn admin catalog migration cancel WAREHOUSE [CLIENT FLAGS]
+  cairn admin catalog recover WAREHOUSE [--dry-run] [CLIENT FLAGS]
+  cairn admin catalog backup WAREHOUSE [CLIENT FLAGS]
+  cairn admin catalog restore WAREHOUSE --backup-id ID --expected-etag ETAG [--allow-replace] [CLIENT FLAGS]
+  cairn admin catalog status WAREHOUSE [CLIENT FLAGS]
+  cairn admin catalog rehearsal (--print-disaster-recovery-rehearsal | --print-scale-fault-rehearsal)
+              [--warehouse W] [--namespace N] [--table T] [--rest-path /iceberg]
+              [--table-warehouse-location URI] [--writer-count 8]
+              [--maintenance-worker-count 2] [--iteration-count 50]
+              [--catalog-backing object-backed-or-durable-strong]
+
+CLIENT FLAGS: [--endpoint URL] [--json] [--alias] [--access-key K --secret-key S] [--timeout 5m]
+
+These commands call a running server's Iceberg REST face at
+<endpoint>/iceberg/v1/<warehouse>/catalog/... (with --alias:
+/_iceberg/v1/..., SigV4 signing name s3tables instead of s3), signed for
+region us-east-1 as the root user (CAIRN_ROOT_USER / CAIRN_ROOT_PASSWORD),
+or as the user given by --access-key/--secret-key or CAIRN_ACCESS_KEY /
+CAIRN_SECRET_KEY.
+
+  migration preflight    GET    .../catalog/migration  dry run of the cutover to durable-strong
+  migration materialize  POST   .../catalog/migration  fence object-backed writes and copy the catalog
+  migration cancel       DELETE .../catalog/migration  release the fence, drop a target that is new
+  recover                POST   .../catalog/recovery   repair staged commits (--dry-run: GET, changes nothing)
+  backup                 POST   .../catalog/backup     back up the durable-strong snapshot
+  restore                POST   .../catalog/restore    restore a backup over the snapshot whose ETag is ETAG
+                                                       ("" when the warehouse has no snapshot)
+  status                 GET    .../catalog/status     the warehouse's backing, snapshot, fence and counts
+
+--json prints the server's JSON answer (indented). A server error prints
+its Iceberg error (code, type, message) and exits 2.
+
+rehearsal prints a disaster-recovery or scale/fault rehearsal plan as JSON;
+it changes nothing and makes no network calls.
+`
+
+// Verbs of "cairn admin catalog" that call the server.
+const (
+	catalogVerbPreflight   = "migration preflight"
+	catalogVerbMaterialize = "migration materialize"
+	catalogVerbCancel      = "migration cancel"
+	catalogVerbRecover     = "recover"
+	catalogVerbBackup      = "backup"
+	catalogVerbRestore     = "restore"
+	catalogVerbStatus      = "status"
+	catalogVerbRehearsal   = "rehearsal"
+)
+
+// catalogOptions are the flags of "cairn admin catalog ...".
+type catalogOptions struct {
+	Verb      string // one of the catalog* verbs
+	Warehouse string
+
+	Endpoint  string
+	JSON      bool
+	Alias     bool // /_iceberg/v1 and signing name s3tables
+	AccessKey string
+	SecretKey string
+	Timeout   time.Duration
+
+	DryRun       bool   // recover
+	BackupID     string // restore
+	ExpectedETag string // restore; "" means the warehouse has no snapshot
+	AllowReplace bool   // restore
+
+	Rehearsal rehearsalOptions // rehearsal
+}
+
+func parseCatalog(args []string) (invocation, error) {
+	const cmd = "admin catalog"
+	const want = "want migration, recover, backup, restore, status or rehearsal"
+	if len(args) == 0 {
+		return invocation{}, usageErrorf(cmd, "%s", want)
+	}
+	var verb string
+	rest := args[1:]
+	switch args[0] {
+	case "help", "-h", "-help", "--help":
+		return invocation{name: "help", opts: helpOptions{text: catalogUsage}, logLevel: zerolog.InfoLevel}, nil
+	case "migration":
+		const wantMigration = "want preflight, materialize or cancel"
+		if len(rest) == 0 {
+			return invocation{}, usageErrorf(cmd+" migration", "%s", wantMigration)
+		}
+		switch rest[0] {
+		case "preflight", "materialize", "cancel":
+			verb, rest = "migration "+rest[0], rest[1:]
+		case "help", "-h", "-help", "--help":
+			return invocation{name: "help", opts: helpOptions{text: catalogUsage}, logLevel: zerolog.InfoLevel}, nil
+		default:
+			return invocation{}, usageErrorf(cmd+" migration", "unknown action %q: %s", rest[0], wantMigration)
+		}
+	case catalogVerbRecover, catalogVerbBackup, catalogVerbRestore, catalogVerbStatus:
+		verb = args[0]
+	case catalogVerbRehearsal:
+		return parseRehearsal(rest)
+	default:
+		return invocation{}, usageErrorf(cmd, "unknown catalog command %q: %s", args[0], want)
+	}
+	name := cmd + " " + verb
+
+	o := catalogOptions{Verb: verb}
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	fs.StringVar(&o.Endpoint, "endpoint", "http://"+defaultAddress, "server `URL`")
+	fs.BoolVar(&o.JSON, "json", false, "print the server's JSON answer instead of text")
+	fs.BoolVar(&o.Alias, "alias", false, "use the /_iceberg/v1 alias and the SigV4 signing name s3tables")
+	fs.StringVar(&o.AccessKey, "access-key", "", "sign as this user instead of the root user (default $CAIRN_ACCESS_KEY)")
+	fs.StringVar(&o.SecretKey, "secret-key", "", "secret key of --access-key (default $CAIRN_SECRET_KEY; the environment keeps it out of ps)")
+	fs.DurationVar(&o.Timeout, "timeout", 5*time.Minute, "give up on the server after this long")
+	expectedGiven := false
+	switch verb {
+	case catalogVerbRecover:
+		fs.BoolVar(&o.DryRun, "dry-run", false, "report what recovery would do and change nothing (GET instead of POST)")
+	case catalogVerbRestore:
+		fs.StringVar(&o.BackupID, "backup-id", "", "the backup to restore, as 'cairn admin catalog backup' printed it (required)")
+		fs.Func("expected-etag", "the `ETAG` of the warehouse's current snapshot, as 'status' prints it; \"\" when it has none (required)", func(v string) error {
+			o.ExpectedETag, expectedGiven = v, true
+			return nil
+		})
+		fs.BoolVar(&o.AllowReplace, "allow-replace", false, "allow replacing an existing snapshot")
+	}
+
+	// The warehouse comes first, as the table bucket name does in
+	// "admin table-bucket".
+	if len(rest) == 0 || strings.HasPrefix(rest[0], "-") {
+		if help, err := parseFlags(fs, rest); help != nil {
+			return *help, nil
+		} else if err != nil {
+			return invocation{}, err
+		}
+		return invocation{}, usageErrorf(name, "the warehouse (table bucket) name comes first")
+	}
+	o.Warehouse, rest = rest[0], rest[1:]
+	if help, err := parseFlags(fs, rest); help != nil || err != nil {
+		return deref(help), err
+	}
+	if err := checkCatalogEndpoint(o.Endpoint); err != nil {
+		return invocation{}, usageErrorf(name, "--endpoint: %v", err)
+	}
+	if o.Timeout <= 0 {
+		return invocation{}, usageErrorf(name, "--timeout must be positive, got %v", o.Timeout)
+	}
+	if (o.AccessKey == "") != (o.SecretKey == "") {
+		return invocation{}, usageErrorf(name, "give --access-key and --secret-key together")
+	}
+	if verb == catalogVerbRestore {
+		if o.BackupID == "" {
+			return invocation{}, usageErrorf(name, "--backup-id is required")
+		}
+		if !expectedGiven {
+			return invocation{}, usageErrorf(name, "--expected-etag is required (--expected-etag \"\" when the warehouse has no snapshot)")
+		}
+	}
+	return invocation{name: name, opts: o, logLevel: zerolog.InfoLevel}, nil
+}
+
+// checkCatalogEndpoint accepts an absolute http or https URL.
+func checkCatalogEndpoint(s string) error {
+	u, err := url.Parse(s)
+	if err != nil {
+		return err
+	}
+	if (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return fmt.Errorf("%q: want http://HOST:PORT or https://HOST:PORT", s)
+	}
+	return nil
+}
+
+// runCatalog runs one "cairn admin catalog" command.
+func runCatalog(ctx context.Context, o catalogOptions, d deps) error {
+	if o.Verb == catalogVerbRehearsal {
+		return runRehearsal(o.Rehearsal, d.stdout)
+	}
+	var (
+		method, sub string
+		body        []byte
+		dst         any
+		show        func(io.Writer) error
+	)
+	switch o.Verb {
+	case catalogVerbPreflight, catalogVerbMaterialize, catalogVerbCancel:
+		sub = "migration"
+		switch o.Verb {
+		case catalogVerbPreflight:
+			var p catalog.Preflight
+			method, dst, show = http.MethodGet, &p, func(w io.Writer) error { return writePreflight(w, p) }
+		case catalogVerbMaterialize:
+			var m catalog.MaterializeResult
+			method, dst, show = http.MethodPost, &m, func(w io.Writer) error { return writeMaterialize(w, m) }
+		default:
+			var c catalog.CancelResult
+			method, dst, show = http.MethodDelete, &c, func(w io.Writer) error { return writeCancel(w, c) }
+		}
+	case catalogVerbRecover:
+		var r catalog.RecoveryReport
+		method, sub, dst, show = http.MethodPost, "recovery", &r, func(w io.Writer) error { return writeRecovery(w, r) }
+		if o.DryRun {
+			method = http.MethodGet
+		}
+	case catalogVerbBackup:
+		var b catalog.BackupResult
+		method, sub, dst, show = http.MethodPost, "backup", &b, func(w io.Writer) error { return writeBackup(w, o.Warehouse, b) }
+	case catalogVerbRestore:
+		var r catalog.RestoreResult
+		method, sub, dst, show = http.MethodPost, "restore", &r, func(w io.Writer) error { return writeRestore(w, r) }
+		var err error
+		body, err = json.Marshal(catalog.RestoreRequest{BackupID: o.BackupID, ExpectedSnapshotETag: o.ExpectedETag, AllowReplace: o.AllowReplace})
+		if err != nil {
+			return err
+		}
+	case catalogVerbStatus:
+		var s catalog.Status
+		method, sub, dst, show = http.MethodGet, "status", &s, func(w io.Writer) error { return writeStatus(w, s) }
+	default:
+		return fmt.Errorf("internal error: unknown catalog verb %q", o.Verb)
+	}
+
+	raw, err := catalogCall(ctx, o, method, sub, body)
+	if err != nil {
+		return err
+	}
+	if o.JSON {
+		var b bytes.Buffer
+		if err := json.Indent(&b, raw, "", "  "); err != nil {
+			return fmt.Errorf("server answer is not JSON: %w", err)
+		}
+		b.WriteByte('\n')
+		_, err := d.stdout.Write(b.Bytes())
+		return err
+	}
+	if err := json.Unmarshal(raw, dst); err != nil {
+		return fmt.Errorf("server answer: %w", err)
+	}
+	return show(d.stdout)
+}
+
+// catalogServerError is an error answer of the Iceberg face.
+type catalogServerError struct {
+	Status  int    // HTTP status
+	Code    int    // the error JSON's code (the status when absent)
+	Type    string // e.g. CommitFailedException; "" when the body was not Iceberg error JSON
+	Message string
+}
+
+func (e *catalogServerError) Error() string {
+	if e.Type == "" {
+		return fmt.Sprintf("server answered %d %s: %s", e.Status, http.StatusText(e.Status), e.Message)
+	}
+	return fmt.Sprintf("%d %s: %s", e.Code, e.Type, e.Message)
+}
+
+// maxCatalogAnswer bounds the answers read (a preflight lists every
+// identifier conflict).
+const maxCatalogAnswer = 64 << 20
+
+// catalogCall sends one SigV4-signed request to
+// <endpoint>/iceberg/v1/<warehouse>/catalog/<sub> and returns the body of
+// a 2xx answer. Other answers become *catalogServerError.
+func catalogCall(ctx context.Context, o catalogOptions, method, sub string, body []byte) ([]byte, error) {
+	base, service := "/iceberg", "s3"
+	if o.Alias {
+		base, service = "/_iceberg", "s3tables"
+	}
+	u := strings.TrimSuffix(o.Endpoint, "/") + base + "/v1/" + url.PathEscape(o.Warehouse) + "/catalog/" + sub
+	accessKey, secret := catalogCredentials(o)
+
+	ctx, cancel := context.WithTimeout(ctx, o.Timeout)
+	defer cancel()
+	var rd io.Reader = http.NoBody
+	if len(body) > 0 {
+		rd = bytes.NewReader(body)
+	}
+	req, err := http.NewRequestWithContext(ctx, method, u, rd)
+	if err != nil {
+		return nil, err
+	}
+	req.Header.Set("Accept", "application/json")
+	if len(body) > 0 {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	sum := sha256.Sum256(body)
+	if err := sigv4.Sign(req, accessKey, secret, "us-east-1", service, hex.EncodeToString(sum[:]), time.Now()); err != nil {
+		return nil, err
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return nil, fmt.Errorf("catalog API: %w", err)
+	}
+	defer func() { _ = resp.Body.Close() }()
+	raw, err := io.ReadAll(io.LimitReader(resp.Body, maxCatalogAnswer+1))
+	if err != nil {
+		return nil, fmt.Errorf("catalog API: reading the answer: %w", err)
+	}
+	if len(raw) > maxCatalogAnswer {
+		return nil, fmt.Errorf("catalog API: answer larger than %d bytes", maxCatalogAnswer)
+	}
+	if resp.StatusCode < 200 || resp.StatusCode >= 300 {
+		return nil, catalogError(resp.StatusCode, raw)
+	}
+	return raw, nil
+}
+
+// catalogError decodes an error answer: Iceberg error JSON
+// {"error":{"message","type","code"}}, else the start of the body.
+func catalogError(status int, raw []byte) error {
+	var ie struct {
+		Error struct {
+			Message string `json:"message"`
+			Type    string `json:"type"`
+			Code    int    `json:"code"`
+		} `json:"error"`
+	}
+	if json.Unmarshal(raw, &ie) == nil && (ie.Error.Type != "" || ie.Error.Message != "") {
+		e := &catalogServerError{Status: status, Code: ie.Error.Code, Type: ie.Error.Type, Message: ie.Error.Message}
+		if e.Code == 0 {
+			e.Code = status
+		}
+		if e.Type == "" {
+			e.Type = "UnknownException"
+		}
+		return e
+	}
+	msg := strings.TrimSpace(string(raw))
+	if len(msg) > 200 {
+		msg = msg[:200] + "..."
+	}
+	if msg == "" {
+		msg = "(no body)"
+	}
+	return &catalogServerError{Status: status, Code: status, Message: msg}
+}
+
+// catalogCredentials picks who signs: --access-key/--secret-key, then
+// CAIRN_ACCESS_KEY/CAIRN_SECRET_KEY, then the root user as "admin user"
+// does.
+func catalogCredentials(o catalogOptions) (accessKey, secret string) {
+	if o.AccessKey != "" {
+		return o.AccessKey, o.SecretKey
+	}
+	if ak, sk := os.Getenv("CAIRN_ACCESS_KEY"), os.Getenv("CAIRN_SECRET_KEY"); ak != "" && sk != "" {
+		return ak, sk
+	}
+	user, password := os.Getenv("CAIRN_ROOT_USER"), os.Getenv("CAIRN_ROOT_PASSWORD")
+	if user == "" || password == "" {
+		user, password = defaultRootUser, defaultRootPassword
+	}
+	return user, password
+}
+
+// Readable output.
+
+// catalogKV collects "key:  value" lines aligned in a column.
+type catalogKV struct{ tw *tabwriter.Writer }
+
+func newCatalogKV(w io.Writer) catalogKV { return catalogKV{tabwriter.NewWriter(w, 2, 4, 2, ' ', 0)} }
+
+func (k catalogKV) add(key, format string, args ...any) {
+	_, _ = fmt.Fprintf(k.tw, "%s:\t%s\n", key, fmt.Sprintf(format, args...))
+}
+
+func (k catalogKV) flush() error { return k.tw.Flush() }
+
+func catalogYesNo(b bool) string {
+	if b {
+		return "yes"
+	}
+	return "no"
+}
+
+func catalogOrNone(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}
+
+// writeCatalogList prints a titled list, or "title: none".
+func writeCatalogList(w io.Writer, title string, items []string) {
+	if len(items) == 0 {
+		_, _ = fmt.Fprintf(w, "%s: none\n", title)
+		return
+	}
+	_, _ = fmt.Fprintf(w, "%s:\n", title)
+	for _, it := range items {
+		_, _ = fmt.Fprintf(w, "  %s\n", it)
+	}
+}
+
+func catalogFenceLine(f *catalog.Fence) string {
+	if f == nil {
+		return "none"
+	}
+	s := fmt.Sprintf("%s, migration id %s", f.Status, f.MigrationID)
+	if !f.Created.IsZero() {
+		s += ", created " + f.Created.UTC().Format(time.RFC3339)
+	}
+	return s
+}
+
+func addCatalogFence(k catalogKV, f *catalog.Fence) {
+	k.add("fence", "%s", catalogFenceLine(f))
+	if f == nil {
+		return
+	}
+	if f.SourceFingerprint != nil {
+		k.add("fence source fingerprint", "%s", *f.SourceFingerprint)
+	}
+	if f.TargetSnapshotETag != nil {
+		k.add("fence target snapshot etag", "%s", *f.TargetSnapshotETag)
+	}
+}
+
+func writePreflight(w io.Writer, p catalog.Preflight) error {
+	k := newCatalogKV(w)
+	k.add("table bucket", "%s", p.TableBucket)
+	k.add("status", "%s", p.Status)
+	k.add("cutover", "%s -> %s", p.SourceKind, p.TargetKind)
+	k.add("counts", "%d namespaces, %d tables, %d views, %d commit log records, %d idempotency records, %d warehouse prefixes",
+		p.NamespaceCount, p.TableCount, p.ViewCount, p.CommitLogCount, p.IdempotencyIndexCount, p.WarehousePrefixCount)
+	k.add("warehouse index ready", "%s", catalogYesNo(p.WarehouseIndexReady))
+	k.add("object-backed writes fenced", "%s", catalogYesNo(p.ObjectBackedWritesFenced))
+	k.add("ready to enable durable-strong", "%s", catalogYesNo(p.ReadyToEnableDurableStrong))
+	addCatalogFence(k, p.Fence)
+	if r := p.Rollback; r.BackingConfigKey != "" {
+		restart := ""
+		if r.RequiresOperatorRestart {
+			restart = " and restart"
+		}
+		k.add("rollback", "set %s=%s%s (object-backed catalog preserved: %s)",
+			r.BackingConfigKey, r.RollbackBackingValue, restart, catalogYesNo(r.PreservesObjectBackedCatalog))
+	}
+	if err := k.flush(); err != nil {
+		return err
+	}
+	writeCatalogList(w, "blockers", p.Blockers)
+	writeCatalogList(w, "recommended actions", p.RecommendedActions)
+	if len(p.Buckets) == 0 {
+		_, _ = fmt.Fprintln(w, "table buckets: none")
+	} else {
+		_, _ = fmt.Fprintln(w, "table buckets:")
+		tw := tabwriter.NewWriter(w, 2, 4, 2, ' ', 0)
+		_, _ = fmt.Fprintln(tw, "  TABLE BUCKET\tFENCE\tREADY\tSOURCE FINGERPRINT\tTARGET FINGERPRINT")
+		for _, b := range p.Buckets {
+			_, _ = fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t%s\n", b.TableBucket, b.Fence, catalogYesNo(b.Ready),
+				catalogOrNone(b.SourceFingerprint), catalogOrNone(b.TargetFingerprint))
+		}
+		if err := tw.Flush(); err != nil {
+			return err
+		}
+	}
+	conflicts := make([]string, len(p.IdentifierConflicts))
+	for i, id := range p.IdentifierConflicts {
+		conflicts[i] = id.String()
+	}
+	writeCatalogList(w, "identifier conflicts (a table and a view share the name)", conflicts)
+	if p.Recovery != nil {
+		return writeRecoveryItems(w, *p.Recovery)
+	}
+	return nil
+}
+
+func writeMaterialize(w io.Writer, m catalog.MaterializeResult) error {
+	k := newCatalogKV(w)
+	k.add("table bucket", "%s", m.TableBucket)
+	k.add("status", "%s", m.Status)
+	k.add("migration id", "%s", m.MigrationID)
+	k.add("cutover", "%s -> %s", m.SourceKind, m.TargetKind)
+	k.add("source fingerprint", "%s", catalogOrNone(m.SourceFingerprint))
+	k.add("target snapshot etag", "%s", catalogOrNone(m.TargetSnapshotETag))
+	k.add("counts", "%d namespaces, %d tables, %d views, %d commit log records, %d idempotency records",
+		m.NamespaceCount, m.TableCount, m.ViewCount, m.CommitLogCount, m.IdempotencyIndexCount)
+	k.add("object-backed writes fenced", "%s", catalogYesNo(m.ObjectBackedWritesFenced))
+	k.add("ready to enable durable-strong", "%s", catalogYesNo(m.ReadyToEnableDurableStrong))
+	if err := k.flush(); err != nil {
+		return err
+	}
+	var err error
+	if m.ReadyToEnableDurableStrong {
+		_, err = fmt.Fprintf(w, "next: restart the server with %s=%s (keep %s=%s at hand for rollback)\n",
+			catalog.BackingConfigKey, catalog.BackingDurableStrong, catalog.BackingConfigKey, catalog.BackingObject)
+	} else {
+		_, err = fmt.Fprintln(w, "next: materialize the remaining table buckets (see 'cairn admin catalog migration preflight')")
+	}
+	return err
+}
+
+func writeCancel(w io.Writer, c catalog.CancelResult) error {
+	k := newCatalogKV(w)
+	k.add("table bucket", "%s", c.TableBucket)
+	k.add("status", "%s", c.Status)
+	k.add("migration id", "%s", catalogOrNone(c.MigrationID))
+	k.add("target removed", "%s", catalogYesNo(c.TargetRemoved))
+	k.add("registry fence released", "%s", catalogYesNo(c.RegistryFenceReleased))
+	k.add("object-backed writes fenced", "%s", catalogYesNo(c.ObjectBackedWritesFenced))
+	return k.flush()
+}
+
+func writeRecovery(w io.Writer, r catalog.RecoveryReport) error {
+	k := newCatalogKV(w)
+	k.add("table bucket", "%s", r.TableBucket)
+	if r.DryRun {
+		k.add("mode", "dry run (nothing changed)")
+	} else {
+		k.add("mode", "repair")
+	}
+	k.add("records looked at", "%d commit log records, %d idempotency records", r.Commits, r.Idempotency)
+	if err := k.flush(); err != nil {
+		return err
+	}
+	return writeRecoveryItems(w, r)
+}
+
+// writeRecoveryItems lists the repaired (or, in a dry run, repairable)
+// items and the ones left for manual review.
+func writeRecoveryItems(w io.Writer, r catalog.RecoveryReport) error {
+	title := "repaired"
+	if r.DryRun {
+		title = "would repair"
+	}
+	if err := writeRecoveryList(w, title, r.Repaired); err != nil {
+		return err
+	}
+	if err := writeRecoveryList(w, "manual review (never acted on automatically)", r.ManualReview); err != nil {
+		return err
+	}
+	return nil
+}
+
+func writeRecoveryList(w io.Writer, title string, items []catalog.RecoveryItem) error {
+	if len(items) == 0 {
+		_, err := fmt.Fprintf(w, "%s: none\n", title)
+		return err
+	}
+	_, _ = fmt.Fprintf(w, "%s (%d):\n", title, len(items))
+	tw := tabwriter.NewWriter(w, 2, 4, 2, ' ', 0)
+	_, _ = fmt.Fprintln(tw, "  ACTION\tKIND\tIDENTIFIER\tKEY\tREASON")
+	for _, it := range items {
+		ident := "-"
+		if it.Ident != nil {
+			ident = it.Ident.String()
+		}
+		_, _ = fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t%s\n", it.Action, it.Kind, ident, catalogOrNone(it.Key), it.Reason)
+	}
+	return tw.Flush()
+}
+
+func writeBackup(w io.Writer, wh string, b catalog.BackupResult) error {
+	k := newCatalogKV(w)
+	k.add("table bucket", "%s", b.TableBucket)
+	k.add("backup id", "%s", b.BackupID)
+	k.add("snapshot etag", "%s", catalogOrNone(b.SnapshotETag))
+	k.add("format", "%d", b.Format)
+	k.add("size", "%d bytes", b.Size)
+	if !b.Created.IsZero() {
+		k.add("created", "%s", b.Created.UTC().Format(time.RFC3339))
+	}
+	if b.Existed {
+		k.add("existed", "yes (the same content was backed up before)")
+	}
+	if err := k.flush(); err != nil {
+		return err
+	}
+	_, err := fmt.Fprintf(w, "restore while the snapshot is unchanged with: cairn admin catalog restore %s --backup-id %s --expected-etag %s\n",
+		shellQuote(wh), shellQuote(b.BackupID), shellQuote(b.SnapshotETag))
+	return err
+}
+
+// shellQuote quotes s for a POSIX shell (ETags carry double quotes).
+func shellQuote(s string) string {
+	if s != "" && strings.IndexFunc(s, func(r rune) bool {
+		return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("-_./:=@+,", r))
+	}) < 0 {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}
+
+func writeRestore(w io.Writer, r catalog.RestoreResult) error {
+	k := newCatalogKV(w)
+	k.add("table bucket", "%s", r.TableBucket)
+	k.add("backup id", "%s", r.BackupID)
+	k.add("previous snapshot etag", "%s", catalogOrNone(r.PreviousETag))
+	k.add("snapshot etag", "%s", catalogOrNone(r.SnapshotETag))
+	k.add("format", "%d", r.Format)
+	k.add("records restored", "%d", r.RecordsRestored)
+	k.add("registry entry restored", "%s", catalogYesNo(r.RegistryRestored))
+	return k.flush()
+}
+
+func writeStatus(w io.Writer, s catalog.Status) error {
+	k := newCatalogKV(w)
+	k.add("table bucket", "%s", s.TableBucket)
+	k.add("backing", "%s", s.Backing)
+	if s.Served {
+		k.add("served", "yes")
+	} else {
+		k.add("served", "NO: %s", catalogOrNone(s.Unhealthy))
+	}
+	if s.SnapshotFormat == 0 {
+		k.add("snapshot", "none")
+	} else {
+		k.add("snapshot", "format %d (high-water %d), etag %s", s.SnapshotFormat, s.SnapshotHighWater, catalogOrNone(s.SnapshotETag))
+	}
+	addCatalogFence(k, s.Fence)
+	k.add("counts", "%d namespaces, %d tables, %d views, %d commit log records, %d staged commits, %d idempotency records",
+		s.NamespaceCount, s.TableCount, s.ViewCount, s.CommitLogCount, s.StagedCommits, s.IdempotencyCount)
+	if err := k.flush(); err != nil {
+		return err
+	}
+	if len(s.Quarantined) > 0 {
+		q := make([]string, len(s.Quarantined))
+		for i, id := range s.Quarantined {
+			q[i] = id.String()
+		}
+		writeCatalogList(w, "quarantined (cleanup only)", q)
+	}
+	return nil
+}
