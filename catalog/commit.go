@@ -79,17 +79,18 @@ func (s *Service) flip(ctx context.Context, wh string, sw swap) (string, error) 
 	return ver, nil
 }
 
-// resolve marks a staged commit committed or abandoned; an abandoned
-// commit's metadata file is removed. Failures are logged: the entry stays
-// staged and Recover resolves it later.
+// resolve ends a staged commit, committed or abandoned: an abandoned
+// commit's metadata file is removed, then the entry is deleted, so the
+// commit log holds only commits in flight (the table's metadata-log is its
+// history) and a durable-strong snapshot does not grow with every commit.
+// Failures are logged: the entry stays staged and Recover resolves it
+// later.
 func (s *Service) resolve(ctx context.Context, wh string, c commitRec, ver, state string) {
 	if state == commitAbandoned {
 		s.removeOrphan(ctx, wh, c.To)
 	}
-	c.State = state
-	c.Updated = s.now().UTC()
-	if _, err := s.putJSON(ctx, wh, KindCommit, c.ID, c, ver); err != nil {
-		s.log.Warn().Err(err).Str("warehouse", wh).Str("commit", c.ID).Str("state", state).Msg("marking commit")
+	if err := s.b.Delete(ctx, wh, KindCommit, c.ID, ver); err != nil && !errors.Is(err, ErrNotFound) {
+		s.log.Warn().Err(err).Str("warehouse", wh).Str("commit", c.ID).Str("state", state).Msg("resolving commit")
 	}
 }
 

@@ -31,17 +31,19 @@
 //     warehouse bucket (create-only write: a fresh name each time);
 //  2. records a staged commit (KindCommit, state "staged");
 //  3. flips the pointer with a conditional Put on the version read:
-//     a conflict means a concurrent commit won, so the staged entry is
-//     marked abandoned, the new file deleted and ErrCommitFailed returned
+//     a conflict means a concurrent commit won, so the new file is
+//     deleted, the staged entry dropped and ErrCommitFailed returned
 //     (nothing applied; the client refreshes and retries); any other
 //     failure is ErrCommitStateUnknown;
-//  4. marks the staged entry committed.
+//  4. deletes the staged entry: the commit log holds only commits in
+//     flight (the table's metadata-log is its history), so a
+//     durable-strong snapshot does not grow with every commit.
 //
 // A crash anywhere leaves the pointer on the old file or the new one, both
 // present; a crash after 2 leaves a staged entry that Recover (run at
-// start) resolves by looking at the pointer: flipped (or the new file in
-// the current metadata-log) means committed, otherwise abandoned and the
-// orphan file deleted. Hooks (Options.Hooks) stop a commit after 1 or
+// start, or RecoverWarehouse) resolves by looking at the pointer: flipped
+// (or the new file in the current metadata-log) means committed, otherwise
+// abandoned and the orphan file deleted. Hooks (Options.Hooks) stop a commit after 1 or
 // before 3 for crash tests.
 //
 // There is no server-side retry: the pointer's version is the only
@@ -55,5 +57,14 @@
 // Tables and views share one identifier space; creates check both kinds
 // (a create racing a create of the other kind is checked again after the
 // view flip). Purge deletes every object under the table's location after
-// dropping the entry. Writes are never fenced yet (ErrFenced is issue 6).
+// dropping the entry.
+//
+// # Cutover
+//
+// Options.Gate fences writes while catalog/migrate moves a warehouse to
+// the durable-strong backing: every exported write enters it once for the
+// whole operation and gets ErrFenced (naming the migration) while the
+// warehouse is fenced. Inspect and RecoverWarehouse (inspect.go) are the
+// preflight's view of a warehouse and the operator's commit recovery;
+// migration.go holds the cutover's wire types and interfaces.
 package catalog

@@ -8,6 +8,7 @@ import (
 
 	"github.com/cairnstore/cairn/catalog"
 	"github.com/cairnstore/cairn/catalog/objectbacked"
+	"github.com/cairnstore/cairn/catalog/strong"
 	"github.com/cairnstore/cairn/objstore"
 )
 
@@ -17,6 +18,8 @@ type env struct {
 	dir   string
 	store *objstore.Store
 	svc   *catalog.Service
+	// durable opens the durable-strong backing instead of the object one.
+	durable bool
 }
 
 func storeOptions(dir string) objstore.Options {
@@ -55,7 +58,12 @@ func (e *env) openWith(so objstore.Options, opt ...func(*catalog.Options)) {
 	}
 	e.store = st
 	e.t.Cleanup(func() { _ = st.Close() }) // a second Close after reopen is harmless
-	b, err := objectbacked.New(ctx, st)
+	var b catalog.Backing
+	if e.durable {
+		b, err = strong.Open(ctx, st, strong.Options{})
+	} else {
+		b, err = objectbacked.New(ctx, st)
+	}
 	if err != nil {
 		e.t.Fatal(err)
 	}

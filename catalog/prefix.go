@@ -31,6 +31,10 @@ func (s *Service) indexLocation(ctx context.Context, wh string, kind Kind, id Id
 	}
 	k, err := prefixKey(wh, newLoc)
 	if err == nil {
+		var cur prefixRec
+		if _, gerr := s.getJSON(ctx, wh, KindPrefix, k, &cur); gerr == nil && cur.Kind == kind && sameIdent(cur.Ident, id) {
+			return // already indexed: most commits keep the location
+		}
 		_, err = s.putJSON(ctx, wh, KindPrefix, k, prefixRec{Ident: id, Kind: kind}, AnyVersion)
 	}
 	if err != nil {
