@@ -24,6 +24,8 @@ type env struct {
 	m      *Migrator
 	hooks  Hooks
 	chooks catalog.Hooks
+	// storeOpt overrides storeOptions (benchmarks).
+	storeOpt func(dir string) objstore.Options
 }
 
 func storeOptions(dir string) objstore.Options {
@@ -60,7 +62,11 @@ func (e *env) reopen() {
 	if e.store != nil {
 		_ = e.store.Close()
 	}
-	st, err := objstore.Open(ctx, storeOptions(e.dir))
+	so := storeOptions(e.dir)
+	if e.storeOpt != nil {
+		so = e.storeOpt(e.dir)
+	}
+	st, err := objstore.Open(ctx, so)
 	if err != nil {
 		e.t.Fatal(err)
 	}
