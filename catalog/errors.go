@@ -53,6 +53,13 @@ var (
 	// target advanced since it was materialized, a restore's expected ETag
 	// differs). 409 CommitFailedException.
 	ErrMigrationConflict = errors.New("catalog migration conflict")
+	// ErrQuarantined: a table/view identifier collision left in a
+	// format-1 durable-strong snapshot puts the warehouse in cleanup-only
+	// mode: reads of a colliding identifier, listings touching one, and
+	// writes that do not remove collisions are refused until an operator
+	// drops the table or the view (drops of a colliding identifier are
+	// allowed). 503 ServiceUnavailableException.
+	ErrQuarantined = errors.New("identifier collision requires operator cleanup")
 	// ErrUnavailable: the backing does not serve the warehouse (a
 	// durable-strong snapshot failed validation or is quarantined); other
 	// warehouses are served. 503 ServiceUnavailableException.

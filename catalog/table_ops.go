@@ -41,6 +41,15 @@ func (s *Service) ListTables(ctx context.Context, wh string, ns []string, pageTo
 func (s *Service) drop(ctx context.Context, wh string, kind Kind, id Ident) (pointerRec, error) {
 	for {
 		p, ver, err := s.loadPointer(ctx, wh, kind, id)
+		if errors.Is(err, ErrQuarantined) {
+			// Cleanup of a table/view collision: the colliding entry
+			// cannot be read, only removed.
+			if err := s.b.Delete(ctx, wh, kind, identKey(id), AnyVersion); err != nil {
+				return p, err
+			}
+			s.log.Warn().Str("warehouse", wh).Stringer("ident", id).Str("kind", string(kind)).Msg("dropped a colliding identifier (quarantine cleanup)")
+			return p, nil
+		}
 		if err != nil {
 			return p, err
 		}

@@ -127,11 +127,11 @@
 // after format 2 was seen none can be persisted.
 //
 // ErrSnapshotInvalid and ErrSnapshotMissing wrap catalog.ErrUnavailable
-// (503, the warehouse is not served). Still to do (issue 6): the catalog
-// does not map ErrQuarantined yet (it surfaces as a 500), and its drop
-// paths Get the record first, which quarantine refuses: cleanup needs a
-// catalog- or admin-level path that deletes a colliding table or view by
-// key with catalog.AnyVersion.
+// (503, the warehouse is not served); ErrQuarantined wraps
+// catalog.ErrQuarantined (503 "requires operator cleanup"). The catalog's
+// drop of a colliding table or view, which cannot read the entry, deletes
+// it by key with catalog.AnyVersion: that shrinks the collision set, so
+// it is the cleanup path.
 //
 // # Locks
 //

@@ -25,7 +25,7 @@ var (
 	// ErrQuarantined: the warehouse holds table/view identifier collisions
 	// and is in cleanup-only mode; the read touches a colliding identifier,
 	// or the write does not shrink the collision set.
-	ErrQuarantined = errors.New("strong: warehouse quarantined for identifier cleanup")
+	ErrQuarantined = fmt.Errorf("strong: warehouse quarantined: %w", catalog.ErrQuarantined)
 	// ErrTooLarge: the encoded snapshot would exceed MaxSnapshot.
 	ErrTooLarge = errors.New("strong: snapshot too large")
 )

@@ -295,7 +295,7 @@ func TestErrorTableCoversCatalogSentinels(t *testing.T) {
 		"ErrAlreadyExists": catalog.ErrAlreadyExists, "ErrNamespaceNotEmpty": catalog.ErrNamespaceNotEmpty,
 		"ErrCommitFailed": catalog.ErrCommitFailed, "ErrCommitStateUnknown": catalog.ErrCommitStateUnknown,
 		"ErrBadRequest": catalog.ErrBadRequest, "ErrUnprocessable": catalog.ErrUnprocessable,
-		"ErrUnsupported": catalog.ErrUnsupported, "ErrFenced": catalog.ErrFenced, "ErrMigrationConflict": catalog.ErrMigrationConflict, "ErrUnavailable": catalog.ErrUnavailable,
+		"ErrUnsupported": catalog.ErrUnsupported, "ErrFenced": catalog.ErrFenced, "ErrMigrationConflict": catalog.ErrMigrationConflict, "ErrQuarantined": catalog.ErrQuarantined, "ErrUnavailable": catalog.ErrUnavailable,
 		"ErrNotFound": catalog.ErrNotFound, "ErrConflict": catalog.ErrConflict,
 	}
 	for _, name := range names {

@@ -60,6 +60,7 @@ func catalogErrors() []catalogError {
 		{catalog.ErrUnsupported, APIError{Status: 406, Type: "UnsupportedOperationException"}},
 		{catalog.ErrFenced, APIError{Status: 409, Type: "CommitFailedException"}},
 		{catalog.ErrMigrationConflict, APIError{Status: 409, Type: "CommitFailedException"}},
+		{catalog.ErrQuarantined, APIError{Status: 503, Type: "ServiceUnavailableException"}},
 		{catalog.ErrUnavailable, APIError{Status: 503, Type: "ServiceUnavailableException"}},
 		// The backing's own errors are translated by the catalog and should
 		// not get here; if one does, a failed conditional write applied
