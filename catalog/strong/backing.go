@@ -49,6 +49,9 @@ type warehouse struct {
 	name string
 	key  string
 
+	qmu   sync.Mutex // protects queue; never held with mu waiting
+	queue []*pending // mutations waiting for the next publish (batch.go)
+
 	mu     sync.Mutex // serialises loads and writes; protects the following
 	seen   bool       // a snapshot object has been observed
 	etag   string     // ETag of the object snap (or bad) came from; "" = none

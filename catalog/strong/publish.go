@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 
-	"github.com/cairnstore/cairn/catalog"
 	"github.com/cairnstore/cairn/objstore"
 )
 
@@ -113,50 +112,6 @@ func (b *Backing) read(ctx context.Context, key string) ([]byte, string, error) 
 		return nil, "", fmt.Errorf("strong: read %s: %w", key, err)
 	}
 	return data, r.Info().ETag, nil
-}
-
-// mutate applies fn to a copy of the warehouse's current state (with the
-// generation already advanced), checks quarantine, picks the format,
-// encodes, runs the full decoder on the bytes and publishes them with a
-// compare-and-swap. A lost swap re-reads and re-applies fn, which
-// re-evaluates the record conditions on the new state.
-func (b *Backing) mutate(ctx context.Context, wh string, fn func(*snapshot) error) error {
-	w := b.warehouse(wh)
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	for range maxAttempts {
-		cur, err := b.refreshLocked(ctx, w)
-		if err != nil {
-			return err
-		}
-		next := cur.clone()
-		next.Generation++
-		if err := fn(next); errors.Is(err, errNoChange) {
-			return nil
-		} else if err != nil {
-			return err
-		}
-		before, after := collisions(cur), collisions(next)
-		switch {
-		case len(before) > 0 && !strictSubset(after, before):
-			return fmt.Errorf("%w: %q: only writes that remove table/view collisions are allowed (%d left)", ErrQuarantined, wh, len(before))
-		case len(before) == 0 && len(after) > 0:
-			return fmt.Errorf("%w: %q: identifier %q would be both a table and a view", catalog.ErrConflict, wh, after[0])
-		}
-		next.Format = max(cur.Format, b.opt.configuredFormat(), w.hwm)
-		if len(after) > 0 {
-			if w.hwm >= formatV2 {
-				return fmt.Errorf("%w: %q: cannot persist identifier collisions after format 2", ErrQuarantined, wh)
-			}
-			next.Format = formatV1 // stays v1 until cleanup is complete
-		}
-		_, err = b.installLocked(ctx, w, next)
-		if errors.Is(err, errLostCAS) {
-			continue
-		}
-		return err
-	}
-	return fmt.Errorf("%w: %q: gave up after %d lost snapshot swaps", catalog.ErrConflict, wh, maxAttempts)
 }
 
 // installLocked encodes next, runs the full decoder on the bytes, publishes
