@@ -55,3 +55,19 @@ func TestHit(t *testing.T) {
 		t.Error("nil set fires")
 	}
 }
+
+func FuzzParse(f *testing.F) {
+	for _, s := range []string{"", "a=kill", "a=error,b=error-once", "=", "a==kill", ",,a=kill,"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, spec string) {
+		s, err := Parse(spec, []string{"a", "b"})
+		if err != nil {
+			return
+		}
+		again, err := Parse(s.String(), []string{"a", "b"})
+		if err != nil || again.String() != s.String() {
+			t.Fatalf("%q -> %q does not parse back: %v", spec, s.String(), err)
+		}
+	})
+}
