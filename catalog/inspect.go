@@ -329,10 +329,10 @@ func itemLess(a, b RecoveryItem) bool {
 func (in Inspection) Assess() (status string, blockers, actions []string) {
 	var recovery, manual, backfill, prefixes, collisions bool
 	for _, it := range in.Report.Repaired {
-		switch {
-		case it.Kind == "commit":
+		switch it.Kind {
+		case "commit":
 			recovery = true
-		case it.Kind == "prefix":
+		case "prefix":
 			backfill = true
 		}
 	}

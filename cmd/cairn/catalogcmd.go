@@ -596,7 +596,8 @@ func writeBackup(w io.Writer, wh string, b catalog.BackupResult) error {
 // shellQuote quotes s for a POSIX shell (ETags carry double quotes).
 func shellQuote(s string) string {
 	if s != "" && strings.IndexFunc(s, func(r rune) bool {
-		return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("-_./:=@+,", r))
+		safe := r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("-_./:=@+,", r)
+		return !safe
 	}) < 0 {
 		return s
 	}
