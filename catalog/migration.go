@@ -50,6 +50,7 @@ const (
 	ActionReviewSnapshot        = "REVIEW_DURABLE_STRONG_SNAPSHOT"
 	ActionKeepRollbackConfig    = "KEEP_OBJECT_BACKED_ROLLBACK_CONFIG"
 	ActionCancelOrRematerialize = "CANCEL_OR_REPEAT_MATERIALIZE"
+	ActionFinishCancel          = "FINISH_CANCEL"
 )
 
 // Preflight is the dry run of a warehouse's cutover (GET .../catalog/

@@ -61,6 +61,11 @@ func (m *Migrator) Preflight(ctx context.Context, wh string) (catalog.Preflight,
 		status = catalog.StatusManualReviewRequired
 		blockers = append(blockers, catalog.BlockerSnapshotChanged)
 		actions = append(actions, catalog.ActionReviewSnapshot)
+		if fence != nil && fence.Status == catalog.FenceStatusMaterialized && !fence.TargetBucketExisted && mine.TargetFingerprint == "" {
+			// The target is gone, as a cancel stopped half-way leaves
+			// it: running cancel again finishes it.
+			actions = append(actions, catalog.ActionFinishCancel)
+		}
 	}
 	global, gerr := m.fences.Global()
 	switch status {
