@@ -103,6 +103,7 @@ func openCatalog(ctx context.Context, st *objstore.Store, s3Endpoint string, log
 		}
 		b, parts.backups = sb, sb
 		parts.ready = func(context.Context) error { return unhealthyError(sb.Unhealthy()) }
+		warnUnmigrated(ctx, st, sb, log)
 		if fences, err = migrate.OpenFences(ctx, st); err != nil { // shown in status, never enforced
 			return nil, err
 		}
@@ -145,5 +146,31 @@ func (p *catalogParts) controls() control.CatalogControls {
 		},
 		Cutover: p.cutover,
 		Status:  p.status,
+	}
+}
+
+// warnUnmigrated logs the warehouses the object backing knows and the
+// durable-strong registry does not: a durable-strong server does not serve
+// them (they were never materialized, or the cutover was cancelled).
+func warnUnmigrated(ctx context.Context, st *objstore.Store, sb *strong.Backing, log zerolog.Logger) {
+	ob, err := objectbacked.New(ctx, st)
+	if err != nil {
+		return
+	}
+	list := func(b catalog.Backing) map[string]bool {
+		out := map[string]bool{}
+		recs, _, err := b.List(ctx, "", catalog.KindWarehouse, catalog.ListOptions{KeysOnly: true})
+		if err == nil {
+			for _, r := range recs {
+				out[r.Key] = true
+			}
+		}
+		return out
+	}
+	strongNames := list(sb)
+	for wh := range list(ob) {
+		if !strongNames[wh] {
+			log.Warn().Str("warehouse", wh).Msg("warehouse of the object-backed catalog is not in the durable-strong registry (never materialized, or cancelled): not served; run the cutover for it on an object-backed server")
+		}
 	}
 }
