@@ -220,6 +220,10 @@ type RestoreRequest struct {
 	ExpectedSnapshotETag string `json:"expected-snapshot-etag"`
 	// AllowReplace must be true to replace an existing snapshot.
 	AllowReplace bool `json:"allow-replace"`
+	// AllowFormatDowngrade must be true to restore a backup of an older
+	// snapshot format than the warehouse's current one (rolling the v1 ->
+	// v2 format roll back); the v2 gates must be unset then.
+	AllowFormatDowngrade bool `json:"allow-format-downgrade"`
 }
 
 // RestoreResult answers POST .../catalog/restore.

@@ -229,7 +229,21 @@ func (b *Backing) restoreLocked(ctx context.Context, w *warehouse, bs *snapshot,
 		return fmt.Errorf("%w: %q has a snapshot and allow-replace is false", catalog.ErrMigrationConflict, w.name)
 	}
 	if bs.Format < w.hwm {
-		return fmt.Errorf("%w: backup %s: %w: format %d, process has seen %d", catalog.ErrBadRequest, req.BackupID, ErrBelowHighWater, bs.Format, w.hwm)
+		if !req.AllowFormatDowngrade {
+			return fmt.Errorf("%w: backup %s: %w: format %d, process has seen %d (a deliberate roll-back needs allow-format-downgrade, with the v2 gates unset)", catalog.ErrBadRequest, req.BackupID, ErrBelowHighWater, bs.Format, w.hwm)
+		}
+		if c := b.opt.configuredFormat(); c > bs.Format {
+			return fmt.Errorf("%w: backup %s is format %d but the gates ask for format %d: unset CAIRN_TABLE_CATALOG_STRONG_SNAPSHOT_V2 and restart before rolling the format back", catalog.ErrMigrationConflict, req.BackupID, bs.Format, c)
+		}
+		// The operator rolls the format back: this warehouse's
+		// high-water mark follows, unless the publish fails.
+		old := w.hwm
+		w.hwm = bs.Format
+		defer func() {
+			if w.snap == nil || w.snap.Format != bs.Format {
+				w.hwm = old
+			}
+		}()
 	}
 	next, err := newSnapshot(w.name) // a fresh epoch
 	if err != nil {

@@ -331,6 +331,26 @@ func TestRestoreHighWater(t *testing.T) {
 			t.Errorf("%s: %v", name, err)
 		}
 	}
+	// A deliberate roll-back: refused while the gates ask for v2, then
+	// allowed by a process whose gates are unset, which keeps writing v1.
+	req.AllowFormatDowngrade = true
+	if _, err := v2.Restore(ctx, "w", req); !errors.Is(err, catalog.ErrMigrationConflict) {
+		t.Fatalf("downgrade with the gates set: %v", err)
+	}
+	rolled, err := v1.Restore(ctx, "w", req)
+	if err != nil || rolled.Format != 1 {
+		t.Fatalf("downgrade: %+v %v", rolled, err)
+	}
+	if _, err := v1.Put(ctx, "w", catalog.KindTable, "after", nil, ""); err != nil {
+		t.Fatal(err)
+	}
+	if cur, hwm := v1.Format("w"); cur != 1 || hwm != 1 {
+		t.Fatalf("after the roll-back: format %d, high water %d", cur, hwm)
+	}
+	req.ExpectedSnapshotETag = currentETag(t, v1)
+	if _, err := v2.Restore(ctx, "w", catalog.RestoreRequest{BackupID: "x"}); err == nil {
+		t.Fatal("bad id accepted")
+	}
 	// Remove keeps the mark; a process started afterwards has none and
 	// restores it, in the format its gates ask for.
 	if err := v2.Remove(ctx, "w", req.ExpectedSnapshotETag); err != nil {

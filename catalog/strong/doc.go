@@ -112,8 +112,11 @@
 // and lives in the Backing value: once this process has read or written
 // format 2 for a warehouse, a format-1 snapshot of it is refused
 // (ErrSnapshotInvalid wrapping ErrBelowHighWater) and only format 2 is
-// written. A restart forgets it; rollback is restoring binary and
-// snapshot together.
+// written. A restart forgets it, but reads the format-2 snapshot at start
+// and so sets it again: rolling the format back is a Restore of a format-1
+// backup with AllowFormatDowngrade, by a process whose gates are unset
+// (with them set it is ErrMigrationConflict), which lowers the warehouse's
+// mark.
 //
 // # Quarantine
 //

@@ -29,7 +29,7 @@ const catalogUsage = `Usage:
   cairn admin catalog migration cancel WAREHOUSE [CLIENT FLAGS]
   cairn admin catalog recover WAREHOUSE [--dry-run] [CLIENT FLAGS]
   cairn admin catalog backup WAREHOUSE [CLIENT FLAGS]
-  cairn admin catalog restore WAREHOUSE --backup-id ID --expected-etag ETAG [--allow-replace] [CLIENT FLAGS]
+  cairn admin catalog restore WAREHOUSE --backup-id ID --expected-etag ETAG [--allow-replace] [--allow-format-downgrade] [CLIENT FLAGS]
   cairn admin catalog status WAREHOUSE [CLIENT FLAGS]
   cairn admin catalog rehearsal (--print-disaster-recovery-rehearsal | --print-scale-fault-rehearsal)
               [--warehouse W] [--namespace N] [--table T] [--rest-path /iceberg]
@@ -86,10 +86,11 @@ type catalogOptions struct {
 	SecretKey string
 	Timeout   time.Duration
 
-	DryRun       bool   // recover
-	BackupID     string // restore
-	ExpectedETag string // restore; "" means the warehouse has no snapshot
-	AllowReplace bool   // restore
+	DryRun         bool   // recover
+	BackupID       string // restore
+	ExpectedETag   string // restore; "" means the warehouse has no snapshot
+	AllowReplace   bool   // restore
+	AllowDowngrade bool   // restore: a backup of an older snapshot format
 
 	Rehearsal rehearsalOptions // rehearsal
 }
@@ -146,6 +147,7 @@ func parseCatalog(args []string) (invocation, error) {
 			return nil
 		})
 		fs.BoolVar(&o.AllowReplace, "allow-replace", false, "allow replacing an existing snapshot")
+		fs.BoolVar(&o.AllowDowngrade, "allow-format-downgrade", false, "allow restoring a backup of an older snapshot format (roll the v2 format back; unset the v2 gates first)")
 	}
 
 	// The warehouse comes first, as the table bucket name does in
@@ -232,7 +234,7 @@ func runCatalog(ctx context.Context, o catalogOptions, d deps) error {
 		var r catalog.RestoreResult
 		method, sub, dst, show = http.MethodPost, "restore", &r, func(w io.Writer) error { return writeRestore(w, r) }
 		var err error
-		body, err = json.Marshal(catalog.RestoreRequest{BackupID: o.BackupID, ExpectedSnapshotETag: o.ExpectedETag, AllowReplace: o.AllowReplace})
+		body, err = json.Marshal(catalog.RestoreRequest{BackupID: o.BackupID, ExpectedSnapshotETag: o.ExpectedETag, AllowReplace: o.AllowReplace, AllowFormatDowngrade: o.AllowDowngrade})
 		if err != nil {
 			return err
 		}
