@@ -82,6 +82,7 @@ func Mount(ctx context.Context, st *objstore.Store, dir string, opt Options) (*F
 	}
 	f := &FS{store: st, opt: opt, log: opt.Logger, owner: owner{opt.UID, opt.GID}, dir: dir}
 	f.stages.dir = opt.TmpDir
+	f.stages.start()
 	f.self.init()
 	f.root = &rootNode{fsys: f}
 	timeout := opt.AttrTimeout

@@ -11,10 +11,18 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// stagePoolMax is how many emptied staging files the mount keeps for
+// stagePoolMax is how many empty staging files the mount keeps for
 // reuse: creating and freeing an inode per small file written costs more
-// than the write itself.
-const stagePoolMax = 64
+// than the write itself. A file is in use from its create until its
+// background put has read it, some 10-60 ms, so a burst of small files
+// (cp -r) keeps a few hundred in use at once.
+const stagePoolMax = 512
+
+// stageReserve is how many empty staging files a goroutine keeps made in
+// advance, so that a create finds one instead of allocating an inode on
+// the way (ext4's inode allocator takes ~100 us, serialised behind the
+// journal); it refills when fewer remain than half of it.
+const stageReserve = 128
 
 // staged is a staging file with the references that keep it: the write
 // state, and the handles the kernel passes through to it. The last
@@ -40,10 +48,54 @@ func (s *staged) release() {
 type stagePool struct {
 	dir string
 
-	mu     sync.Mutex // protects free, seq and closed
-	free   []*os.File
-	seq    uint64
-	closed bool
+	mu      sync.Mutex // protects free, seq, closed and filling
+	free    []*os.File
+	seq     uint64
+	closed  bool
+	filling bool // a refill goroutine runs
+}
+
+// refillLocked starts a goroutine that makes staging files until
+// stageReserve are free, unless one runs or enough are free.
+func (p *stagePool) refillLocked() {
+	if p.closed || p.filling || len(p.free) >= stageReserve/2 {
+		return
+	}
+	p.filling = true
+	go p.refill()
+}
+
+func (p *stagePool) refill() {
+	for {
+		p.mu.Lock()
+		if p.closed || len(p.free) >= stageReserve {
+			p.filling = false
+			p.mu.Unlock()
+			return
+		}
+		p.seq++
+		seq := p.seq
+		p.mu.Unlock()
+		f, err := p.create(seq)
+		p.mu.Lock()
+		if err != nil || p.closed {
+			p.filling = false
+			p.mu.Unlock()
+			if f != nil {
+				_ = f.Close()
+			}
+			return // get makes its own and reports the error
+		}
+		p.free = append(p.free, f)
+		p.mu.Unlock()
+	}
+}
+
+// start makes the first reserve in the background.
+func (p *stagePool) start() {
+	p.mu.Lock()
+	p.refillLocked()
+	p.mu.Unlock()
 }
 
 // get returns an empty staging file, held once.
@@ -53,6 +105,7 @@ func (p *stagePool) get() (*staged, error) {
 	if n := len(p.free); n > 0 {
 		f, p.free = p.free[n-1], p.free[:n-1]
 	}
+	p.refillLocked()
 	p.seq++
 	seq := p.seq
 	p.mu.Unlock()
