@@ -57,7 +57,8 @@ var (
 func (n *fileNode) startNew(a attrs) (*handle, error) {
 	n.mu.Lock()
 	defer n.mu.Unlock()
-	n.ws = &writeState{attrs: a, dirty: true, writers: 1, inBuf: true}
+	n.ws = &writeState{attrs: a, dirty: true, writers: 1, inBuf: true, created: true,
+		noPassthrough: n.fsys.smallRun.Load() >= smallRunMin}
 	return n.writeHandleLocked()
 }
 

@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -59,6 +60,9 @@ type FS struct {
 	self      selfEvents
 
 	stages stagePool
+	// smallRun counts the files created in a row that ended small
+	// (write.go, smallRunMin): new files then skip passthrough.
+	smallRun atomic.Int64
 
 	roomMu sync.Mutex // protects room and roomAt
 	room   bool       // the staging directory had room (roomToStage)

@@ -54,7 +54,19 @@ type writeState struct {
 	// gate is the background put a flush started, waiting for the
 	// content to be final (the last release, fsync, or gateDelay).
 	gate *gate
+	// created: the state of a file made by create (its size counts for
+	// the small-file run, FS.smallRun).
+	created bool
+	// noPassthrough: write through the mount even where passthrough
+	// would be allowed (a run of small files is being written).
+	noPassthrough bool
 }
+
+// smallRunMin is how many small files (at most bufMax) in a row must have
+// been created before new files skip passthrough: for a small file the
+// staging file, its truncation and the gated put cost more than the one
+// write the kernel saves. One larger file ends the run.
+const smallRunMin = 8
 
 // stamp tells whether a staging file changed.
 type stamp struct {
@@ -132,7 +144,7 @@ func (n *fileNode) beginWrite(ctx context.Context, trunc bool) (*handle, error) 
 // directly, as go-fuse's loopback does with its files.
 func (n *fileNode) writeHandleLocked() (*handle, error) {
 	ws := n.ws
-	if ws.writers == 1 && !ws.passthrough && !n.fsys.opt.NoPassthrough && n.cached == 0 && n.ptOpen == 0 && ws.stage == nil && n.fsys.roomToStage() {
+	if ws.writers == 1 && !ws.passthrough && !ws.noPassthrough && !n.fsys.opt.NoPassthrough && n.cached == 0 && n.ptOpen == 0 && ws.stage == nil && n.fsys.roomToStage() {
 		if err := n.stageLocked(ws.size); err != nil {
 			return nil, err
 		}
@@ -214,6 +226,13 @@ func (n *fileNode) endWrite(ctx context.Context) error {
 	err := n.commitLocked(ctx, true)
 	n.ws = nil
 	n.mu.Unlock()
+	if ws.created && err == nil {
+		if ws.size <= bufMax {
+			n.fsys.smallRun.Add(1)
+		} else {
+			n.fsys.smallRun.Store(0)
+		}
+	}
 	if ws.inflight != nil {
 		// The background put still reads the staging file: release it
 		// when the put is done, without holding up this release (the
