@@ -4,8 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/cairnstore/cairn/catalog"
 	"github.com/cairnstore/cairn/objstore"
@@ -175,5 +177,55 @@ func TestRecoverFlipped(t *testing.T) {
 	}
 	if _, err := e.svc.LoadTable(ctx, "lake", id("t"), ""); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestRecoverOrphanMetadata: a commit stopped between its metadata write
+// and its staged record leaves a metadata file nothing names; recovery
+// leaves it alone while it may still belong to a commit on its way, and
+// removes it once it is old enough, keeping the table's own files.
+func TestRecoverOrphanMetadata(t *testing.T) {
+	e := newEnv(t)
+	ctx := context.Background()
+	e.mustCreate("t")
+	if _, err := e.commit("t", "[]", `[{"action":"set-properties","updates":{"k":"1"}}]`); err != nil {
+		t.Fatal(err)
+	}
+	e.reopen(func(o *catalog.Options) {
+		o.Hooks.AfterMetadataWrite = func(context.Context, catalog.Ident, string) error { return errors.New("crash") }
+	})
+	if _, err := e.commit("t", "[]", `[{"action":"set-properties","updates":{"k":"2"}}]`); !errors.Is(err, catalog.ErrCommitStateUnknown) {
+		t.Fatalf("commit: %v", err)
+	}
+	files := func() int {
+		page, err := e.store.List(ctx, "lake", objstore.ListOptions{Prefix: "ns/t/metadata/"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return len(page.Objects)
+	}
+	if n := files(); n != 3 {
+		t.Fatalf("%d metadata files, want 3 (two versions and the orphan)", n)
+	}
+	e.reopen()
+	rep, err := e.svc.RecoverWarehouse(ctx, "lake", false)
+	if err != nil || len(rep.Repaired) != 0 || files() != 3 {
+		t.Fatalf("a young orphan was touched: %+v %v", rep, err)
+	}
+	later := time.Now().Add(time.Hour)
+	e.reopen(func(o *catalog.Options) { o.Now = func() time.Time { return later } })
+	rep, err = e.svc.RecoverWarehouse(ctx, "lake", true)
+	if err != nil || len(rep.Repaired) != 1 || rep.Repaired[0].Action != catalog.RecoverDropOrphan || files() != 3 {
+		t.Fatalf("dry run: %+v %v (%d files)", rep, err, files())
+	}
+	if _, err := e.svc.RecoverWarehouse(ctx, "lake", false); err != nil || files() != 2 {
+		t.Fatalf("recover: %v, %d files left, want 2", err, files())
+	}
+	l, err := e.svc.LoadTable(ctx, "lake", id("t"), "")
+	if err != nil || !strings.Contains(string(l.Metadata), `"k":"1"`) {
+		t.Fatalf("table after recovery: %v", err)
+	}
+	if rep, err := e.svc.RecoverWarehouse(ctx, "lake", true); err != nil || len(rep.Repaired) != 0 {
+		t.Fatalf("second pass: %+v %v", rep, err)
 	}
 }

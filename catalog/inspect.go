@@ -18,6 +18,9 @@ type Inspection struct {
 	Report RecoveryReport
 	// Collisions are identifiers that are both a table and a view.
 	Collisions []Ident
+
+	entries  []entry         // every table and view pointer
+	stagedTo map[string]bool // metadata files staged commits write
 }
 
 // walk calls fn for every record of a kind of warehouse wh, in key order.
@@ -64,11 +67,13 @@ func (s *Service) Inspect(ctx context.Context, wh string) (Inspection, error) {
 
 // RecoverWarehouse resolves what a crash or a bug left behind in one
 // warehouse: staged commits are rolled forward or back by their pointer,
-// the location prefix index is backfilled and stale entries dropped, and
-// expired idempotency entries forgotten. Findings it cannot decide
-// (undecodable records, a pointer whose metadata cannot be read,
-// overlapping table locations, table/view collisions) are listed under
-// ManualReview and left alone. With dryRun nothing is changed.
+// the location prefix index is backfilled and stale entries dropped,
+// expired idempotency entries forgotten, and metadata files that a commit
+// stopped before its staged record left behind removed (orphans.go).
+// Findings it cannot decide (undecodable records, a pointer whose
+// metadata cannot be read, overlapping table locations, table/view
+// collisions) are listed under ManualReview and left alone. With dryRun
+// nothing is changed.
 func (s *Service) RecoverWarehouse(ctx context.Context, wh string, dryRun bool) (RecoveryReport, error) {
 	release, err := s.enter(ctx, wh)
 	if err != nil {
@@ -78,8 +83,11 @@ func (s *Service) RecoverWarehouse(ctx context.Context, wh string, dryRun bool) 
 	if err := s.requireWarehouse(ctx, wh); err != nil {
 		return RecoveryReport{}, err
 	}
-	rep, _, err := s.examine(ctx, wh)
+	rep, in, err := s.examine(ctx, wh)
 	if err != nil {
+		return rep, err
+	}
+	if err := s.examineOrphans(ctx, wh, in, &rep); err != nil {
 		return rep, err
 	}
 	rep.DryRun = dryRun
@@ -124,6 +132,8 @@ func (s *Service) repair(ctx context.Context, wh string, it RecoveryItem) error 
 		}
 		_, err := s.putJSON(ctx, wh, KindPrefix, it.Key, prefixRec{Ident: *it.Ident, Kind: it.EntryKind}, AnyVersion)
 		return err
+	case "metadata":
+		return s.deleteObject(ctx, wh, it.Key)
 	case "idempotency":
 		err := s.b.Delete(ctx, wh, KindIdempotency, it.Key, AnyVersion)
 		if errors.Is(err, ErrNotFound) {
@@ -174,6 +184,7 @@ func (s *Service) examine(ctx context.Context, wh string) (RecoveryReport, Inspe
 			}
 		}
 	}
+	in.entries = all
 	if err := s.examineCommits(ctx, wh, entries, &rep, &in); err != nil {
 		return rep, in, err
 	}
@@ -202,6 +213,10 @@ func (s *Service) examineCommits(ctx context.Context, wh string, entries map[str
 		if c.State != commitStaged || running {
 			return nil
 		}
+		if in.stagedTo == nil {
+			in.stagedTo = map[string]bool{}
+		}
+		in.stagedTo[c.To] = true
 		id := c.Ident
 		item := RecoveryItem{Kind: "commit", Key: r.Key, Ident: &id}
 		e, ok := entries[string(c.Kind)+"/"+identKey(c.Ident)]

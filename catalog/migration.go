@@ -185,6 +185,7 @@ const (
 	RecoverBackfill     = "BACKFILL"
 	RecoverDropStale    = "DROP_STALE"
 	RecoverDropExpired  = "DROP_EXPIRED"
+	RecoverDropOrphan   = "DROP_ORPHAN"
 	RecoverManualReview = "MANUAL_REVIEW"
 )
 
