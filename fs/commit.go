@@ -1,0 +1,218 @@
+package fs
+
+// Making what the mount wrote a version of the object: flush, the gated
+// background put of passthrough writers, and fsync.
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"maps"
+	"time"
+
+	"github.com/cairnstore/cairn/objstore"
+)
+
+// metaChangedLocked notes a change of attributes or metadata while the
+// file is open for writing. When the content is already committed (the
+// writer closed, the release is still to come) it commits them at once,
+// so that they are visible when the call returns.
+func (n *fileNode) metaChangedLocked(ctx context.Context) error {
+	n.ws.metaDirty = true
+	if err := n.refreshLocked(); err != nil {
+		return err
+	}
+	if n.ws.dirty || n.ws.gate != nil {
+		return nil
+	}
+	return n.commitLocked(ctx, false)
+}
+
+// flush commits what was written since the last commit (at close(2)).
+func (n *fileNode) flush(ctx context.Context) error {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	return n.commitLocked(ctx, false)
+}
+
+// attached says whether the node still has a name (unlinked or renamed
+// over, an open file's writes have nowhere to go).
+func (n *fileNode) attached() bool {
+	for p := n.EmbeddedInode(); !p.IsRoot(); {
+		_, parent := p.Parent()
+		if parent == nil {
+			return false
+		}
+		p = parent
+	}
+	return true
+}
+
+// commitLocked makes the content (or, when only they changed, the
+// attributes and metadata) the object's new version. A staged content
+// goes in a background put (objstore.PutBackground): the call returns at
+// once, as close(2) does on a local filesystem with the bytes still in
+// dirty pages; every face of the store reads the new version from then
+// on, and fsync waits for it to be durable and reports its errors. A
+// small content is written at once (objstore.PutAsync), so that a full
+// drive fails the close, and only its commit is asynchronous.
+//
+// With passthrough, a flush (final false) cannot know whether another
+// descriptor will write on: its put waits at a gate that the last release
+// (final true), fsync or gateDelay opens.
+func (n *fileNode) commitLocked(ctx context.Context, final bool) error {
+	ws := n.ws
+	if ws == nil {
+		return nil
+	}
+	if n.unlinked || !n.attached() {
+		if ws.gate != nil {
+			n.openGateLocked(fmt.Errorf("%w: %s was removed while written", objstore.ErrIncompleteBody, n.Path(nil)))
+		}
+		return nil
+	}
+	if err := n.refreshLocked(); err != nil {
+		return err
+	}
+	if ws.gate != nil {
+		if final {
+			n.openGateLocked(ws.failed)
+		}
+		return ws.failed
+	}
+	if !ws.dirty && !ws.metaDirty {
+		return nil
+	}
+	if ws.failed != nil {
+		// A write failed: the content is not what the writer meant, so
+		// the file keeps its last version.
+		return ws.failed
+	}
+	bucket, key := n.key()
+	m := withAttrs(ws.meta, ws.attrs)
+	opt := objstore.PutOptions{ContentType: ws.contentType, Meta: m}
+	var body io.Reader
+	switch {
+	case !ws.dirty:
+		if err := n.fsys.setMeta(ctx, bucket, key, ws.contentType, m); err != nil {
+			return err
+		}
+		ws.meta, ws.metaDirty = m, false
+		return nil
+	case ws.passthrough && !final:
+		return n.gateLocked(ctx)
+	case ws.inBuf:
+		// Small: the bytes go to the drives now, so that a full drive
+		// fails the close; only the commit is asynchronous.
+		if err := n.fsys.put(ctx, bucket, key, ws.buf, opt); err != nil {
+			return err
+		}
+		ws.meta = m
+		ws.dirty, ws.metaDirty = false, false
+		return nil
+	case ws.stage != nil:
+		body = io.NewSectionReader(ws.stage, 0, ws.size)
+	default: // dirty with neither: cannot happen, but never lose it
+		if err := n.stageLocked(ws.size); err != nil {
+			return err
+		}
+		body = io.NewSectionReader(ws.stage, 0, ws.size)
+	}
+	n.fsys.self.expect(bucket, key)
+	p, err := n.fsys.store.PutBackground(ctx, bucket, key, body, ws.size, opt)
+	if err != nil {
+		n.fsys.self.cancel(bucket, key)
+		return err
+	}
+	ws.inflight = p
+	n.pending = p
+	n.pendingAttrs = ws.attrs
+	n.pendingAttrs.size = ws.size
+	ws.meta = m
+	ws.dirty, ws.metaDirty = false, false
+	return nil
+}
+
+// gateLocked starts the background put of a passthrough content, held
+// at a gate until the content is final.
+func (n *fileNode) gateLocked(ctx context.Context) error {
+	ws := n.ws
+	g := &gate{ready: make(chan struct{}), stage: ws.stage}
+	src := func(ctx context.Context) (io.Reader, int64, error) {
+		select {
+		case <-g.ready:
+		case <-ctx.Done():
+			return nil, 0, ctx.Err()
+		}
+		if g.err != nil {
+			return nil, 0, g.err
+		}
+		return io.NewSectionReader(g.stage, 0, g.size), g.size, nil
+	}
+	opt := objstore.PutOptions{ContentType: ws.contentType, FinalMeta: func(m map[string]string) { maps.Copy(m, g.meta) }}
+	bucket, key := n.key()
+	n.fsys.self.expect(bucket, key)
+	p, err := n.fsys.store.PutBackgroundFrom(ctx, bucket, key, src, opt)
+	if err != nil {
+		n.fsys.self.cancel(bucket, key)
+		return err
+	}
+	ws.gate, ws.inflight, n.pending = g, p, p
+	g.timer = time.AfterFunc(gateDelay, func() {
+		n.mu.Lock()
+		defer n.mu.Unlock()
+		if n.ws == ws && ws.gate == g {
+			if err := n.refreshLocked(); err != nil {
+				n.openGateLocked(err)
+				return
+			}
+			n.openGateLocked(ws.failed)
+		}
+	})
+	return nil
+}
+
+// openGateLocked lets the gated put read the content as it is now, or
+// fail with err.
+func (n *fileNode) openGateLocked(err error) {
+	ws := n.ws
+	g := ws.gate
+	ws.gate = nil
+	g.timer.Stop()
+	g.err = err
+	if err == nil {
+		g.size = ws.size
+		g.meta = withAttrs(ws.meta, ws.attrs)
+		ws.meta = g.meta
+		ws.dirty, ws.metaDirty = false, false
+		n.pendingAttrs = ws.attrs
+		n.pendingAttrs.size = ws.size
+	}
+	close(g.ready)
+}
+
+// fsync commits and waits until the commit is durable, reporting the
+// error of the background put if it failed.
+func (n *fileNode) fsync(ctx context.Context) error {
+	n.mu.Lock()
+	err := n.commitLocked(ctx, true)
+	n.mu.Unlock()
+	if err != nil {
+		return err
+	}
+	n.mu.Lock()
+	p := n.pending
+	n.mu.Unlock()
+	if p != nil {
+		if _, err := p.Wait(ctx); err != nil {
+			n.mu.Lock()
+			if n.pending == p {
+				n.pending = nil // reported once, as Linux reports writeback errors
+			}
+			n.mu.Unlock()
+			return err
+		}
+	}
+	bucket, key := n.key()
+	return n.fsys.store.Sync(ctx, bucket, key)
+}
