@@ -193,10 +193,11 @@ type Catalog interface {
 	// present, must equal id.
 	CommitTable(ctx context.Context, wh string, id Ident, body []byte) (TableResult, error)
 	// CommitTransaction applies a raw CommitTransactionRequest JSON
-	// {"table-changes": [...]}. With the object backing only a
-	// transaction of exactly one table change is supported (it is a
-	// CommitTable); more answer ErrUnsupported, as atomicity across
-	// tables needs the durable-strong backing.
+	// {"table-changes": [...]}, atomically: every table moves or none
+	// does (ErrCommitFailed). With the object backing only a transaction
+	// of exactly one table change is supported (it is a CommitTable);
+	// more answer ErrUnsupported, as atomicity across tables needs the
+	// durable-strong backing. A table named twice is ErrBadRequest.
 	CommitTransaction(ctx context.Context, wh string, body []byte) error
 	// TableForLocation resolves an object location (s3://wh/key) to the
 	// table whose location prefix holds it, through the prefix index.

@@ -93,3 +93,23 @@ type Backing interface {
 	// more = true when the limit cut the list short.
 	List(ctx context.Context, warehouse string, kind Kind, opt ListOptions) (recs []Record, more bool, err error)
 }
+
+// BatchPut is one conditional Put of a PutBatch, with Put's condition.
+type BatchPut struct {
+	Kind      Kind
+	Key       string
+	Value     []byte
+	IfVersion string
+}
+
+// BatchBacking is a Backing that can also write several records of one
+// warehouse at once: either every Put's condition holds and all land
+// together, or none does (ErrConflict or ErrNotFound, nothing written).
+// The durable-strong backing is one (a warehouse is one snapshot); the
+// object backing is not, so multi-table transactions need it.
+type BatchBacking interface {
+	Backing
+	// PutBatch writes puts atomically and returns their new versions,
+	// in order. Keys must be distinct.
+	PutBatch(ctx context.Context, warehouse string, puts []BatchPut) ([]string, error)
+}

@@ -50,9 +50,13 @@
 // serialization point, so of concurrent commits on one table exactly one
 // wins per round.
 //
-// Multi-table transactions: with the object backing (one conditional write
-// per record, no transaction across records) CommitTransaction accepts a
-// single table change only and answers ErrUnsupported (406) for more.
+// Multi-table transactions (transaction.go): a backing that can write
+// several records at once (BatchBacking: durable-strong, one snapshot per
+// warehouse) commits every table of a transaction or none: each change is
+// validated and its metadata file written, then all pointers flip in one
+// PutBatch. The object backing (one conditional write per record, no
+// transaction across records) accepts a single table change only and
+// answers ErrUnsupported (406) for more.
 //
 // Tables and views share one identifier space; creates check both kinds
 // (a create racing a create of the other kind is checked again after the

@@ -85,52 +85,11 @@ func (s *Service) CommitTable(ctx context.Context, wh string, id Ident, body []b
 }
 
 func (s *Service) commitTable(ctx context.Context, wh string, id Ident, req commitTableRequest) (TableResult, error) {
-	create := hasAssertCreate(req.Requirements)
-	p, ver, err := s.loadPointer(ctx, wh, KindTable, id)
-	switch {
-	case errors.Is(err, ErrNoSuchTable) && create:
-		if err := s.requireFree(ctx, wh, id); err != nil {
-			return TableResult{}, err
-		}
-	case err != nil:
-		return TableResult{}, err
+	pc, err := s.prepareCommit(ctx, wh, id, req)
+	if err != nil || pc.noop {
+		return pc.result, err
 	}
-	var cur table.Metadata
-	if ver != "" {
-		data, err := s.readMetadata(ctx, wh, p.MetadataLocation)
-		if err != nil {
-			return TableResult{}, err
-		}
-		if cur, err = table.ParseMetadataBytes(data); err != nil {
-			return TableResult{}, fmt.Errorf("catalog: corrupt metadata %s: %w", p.MetadataLocation, err)
-		}
-		if len(req.Updates) == 0 && len(req.Requirements) == 0 {
-			return s.tableResult(p.MetadataLocation, data), nil
-		}
-	}
-	for _, r := range req.Requirements {
-		if err := r.Validate(cur); err != nil {
-			return TableResult{}, fmt.Errorf("%w: %s: %w", ErrCommitFailed, id, err)
-		}
-	}
-	next, err := applyUpdates(cur, p.MetadataLocation, req.Updates, defaultLocation(wh, id))
-	if err != nil {
-		return TableResult{}, err
-	}
-	loc := strings.TrimRight(next.Location(), "/")
-	if _, err := objectKeyOf(wh, loc); err != nil {
-		return TableResult{}, err
-	}
-	data, err := json.Marshal(next)
-	if err != nil {
-		return TableResult{}, fmt.Errorf("catalog: encode metadata: %w", err)
-	}
-	metaLoc := nextMetadataLocation(loc, p.MetadataLocation)
-	if err := s.writeMetadata(ctx, wh, metaLoc, data); err != nil {
-		return TableResult{}, err
-	}
-	_, err = s.flip(ctx, wh, swap{kind: KindTable, id: id, fromVersion: ver, from: p.MetadataLocation,
-		next: pointerRec{MetadataLocation: metaLoc, Location: loc}})
+	_, err = s.flip(ctx, wh, pc.sw)
 	if errors.Is(err, errSwapConflict) {
 		s.log.Debug().Err(err).Str("warehouse", wh).Str("table", id.String()).Msg("commit lost the pointer race")
 		return TableResult{}, fmt.Errorf("%w: table %s changed since it was loaded; refresh and retry", ErrCommitFailed, id)
@@ -138,10 +97,81 @@ func (s *Service) commitTable(ctx context.Context, wh string, id Ident, req comm
 	if err != nil {
 		return TableResult{}, err
 	}
-	if loc != p.Location {
-		s.indexLocation(ctx, wh, KindTable, id, p.Location, loc)
+	pc.index(ctx, s, wh)
+	return pc.result, nil
+}
+
+// preparedCommit is a table commit whose new metadata file is written
+// and whose pointer is still to flip.
+type preparedCommit struct {
+	id      Ident
+	sw      swap
+	oldLoc  string // the table's location before
+	result  TableResult
+	noop    bool // nothing to change: result is the current table
+}
+
+// index updates the location prefix index after the flip.
+func (pc preparedCommit) index(ctx context.Context, s *Service, wh string) {
+	if pc.sw.next.Location != pc.oldLoc {
+		s.indexLocation(ctx, wh, KindTable, pc.id, pc.oldLoc, pc.sw.next.Location)
 	}
-	return s.tableResult(metaLoc, data), nil
+}
+
+// prepareCommit validates a table commit against the current metadata,
+// applies its updates and writes the new metadata file; the caller flips
+// the pointer (or removes the file).
+func (s *Service) prepareCommit(ctx context.Context, wh string, id Ident, req commitTableRequest) (preparedCommit, error) {
+	create := hasAssertCreate(req.Requirements)
+	p, ver, err := s.loadPointer(ctx, wh, KindTable, id)
+	switch {
+	case errors.Is(err, ErrNoSuchTable) && create:
+		if err := s.requireFree(ctx, wh, id); err != nil {
+			return preparedCommit{}, err
+		}
+	case err != nil:
+		return preparedCommit{}, err
+	}
+	var cur table.Metadata
+	if ver != "" {
+		data, err := s.readMetadata(ctx, wh, p.MetadataLocation)
+		if err != nil {
+			return preparedCommit{}, err
+		}
+		if cur, err = table.ParseMetadataBytes(data); err != nil {
+			return preparedCommit{}, fmt.Errorf("catalog: corrupt metadata %s: %w", p.MetadataLocation, err)
+		}
+		if len(req.Updates) == 0 && len(req.Requirements) == 0 {
+			return preparedCommit{id: id, noop: true, result: s.tableResult(p.MetadataLocation, data)}, nil
+		}
+	}
+	for _, r := range req.Requirements {
+		if err := r.Validate(cur); err != nil {
+			return preparedCommit{}, fmt.Errorf("%w: %s: %w", ErrCommitFailed, id, err)
+		}
+	}
+	next, err := applyUpdates(cur, p.MetadataLocation, req.Updates, defaultLocation(wh, id))
+	if err != nil {
+		return preparedCommit{}, err
+	}
+	loc := strings.TrimRight(next.Location(), "/")
+	if _, err := objectKeyOf(wh, loc); err != nil {
+		return preparedCommit{}, err
+	}
+	data, err := json.Marshal(next)
+	if err != nil {
+		return preparedCommit{}, fmt.Errorf("catalog: encode metadata: %w", err)
+	}
+	metaLoc := nextMetadataLocation(loc, p.MetadataLocation)
+	if err := s.writeMetadata(ctx, wh, metaLoc, data); err != nil {
+		return preparedCommit{}, err
+	}
+	return preparedCommit{
+		id:     id,
+		sw:     swap{kind: KindTable, id: id, fromVersion: ver, from: p.MetadataLocation, next: pointerRec{MetadataLocation: metaLoc, Location: loc}},
+		oldLoc: p.Location,
+		result: s.tableResult(metaLoc, data),
+	}, nil
 }
 
 // applyUpdates builds the next metadata from cur (nil: a table being
@@ -178,40 +208,3 @@ func setsLocation(updates table.Updates) bool {
 	return false
 }
 
-// CommitTransaction implements Catalog: one table change is a CommitTable,
-// more are ErrUnsupported with the object backing.
-func (s *Service) CommitTransaction(ctx context.Context, wh string, body []byte) error {
-	release, err := s.enter(ctx, wh)
-	if err != nil {
-		return err
-	}
-	defer release()
-	var req struct {
-		TableChanges []json.RawMessage `json:"table-changes"`
-	}
-	if err := json.Unmarshal(body, &req); err != nil {
-		return fmt.Errorf("%w: transaction request: %w", ErrBadRequest, err)
-	}
-	if len(req.TableChanges) == 0 {
-		return fmt.Errorf("%w: transaction without table-changes", ErrBadRequest)
-	}
-	changes := make([]commitTableRequest, 0, len(req.TableChanges))
-	for i, raw := range req.TableChanges {
-		c, err := decodeCommitRequest(raw)
-		if err != nil {
-			return err
-		}
-		if c.Identifier == nil {
-			return fmt.Errorf("%w: table change %d has no identifier", ErrBadRequest, i)
-		}
-		if err := validIdent(*c.Identifier); err != nil {
-			return err
-		}
-		changes = append(changes, c)
-	}
-	if len(changes) > 1 {
-		return fmt.Errorf("%w: multi-table transactions (%d tables) need the durable-strong backing", ErrUnsupported, len(changes))
-	}
-	_, err = s.commitTable(ctx, wh, *changes[0].Identifier, changes[0])
-	return err
-}

@@ -275,3 +275,41 @@ func (b *Backing) Delete(ctx context.Context, wh string, kind catalog.Kind, key,
 		return nil
 	})
 }
+
+var _ catalog.BatchBacking = (*Backing)(nil)
+
+// PutBatch implements catalog.BatchBacking: every Put's condition is
+// checked against the same state and all are published together, with
+// one generation each, or nothing is.
+func (b *Backing) PutBatch(ctx context.Context, wh string, puts []catalog.BatchPut) ([]string, error) {
+	seen := make(map[string]bool, len(puts))
+	for _, p := range puts {
+		if err := checkAddr(wh, p.Kind, p.Key); err != nil {
+			return nil, err
+		}
+		k := string(p.Kind) + "/" + p.Key
+		if seen[k] {
+			return nil, fmt.Errorf("strong: batch writes %s twice", k)
+		}
+		seen[k] = true
+	}
+	vers := make([]string, len(puts))
+	err := b.mutate(ctx, wh, func(s *snapshot) error {
+		for _, p := range puts {
+			if err := s.check(p.Kind, p.Key, p.IfVersion, true); err != nil {
+				return err
+			}
+		}
+		base := s.Generation
+		for i, p := range puts {
+			s.Generation = base + uint64(i)
+			s.put(p.Kind, p.Key, p.Value, s.Generation)
+			vers[i] = s.version(s.Generation)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return vers, nil
+}
