@@ -104,11 +104,11 @@ func (s *Service) commitTable(ctx context.Context, wh string, id Ident, req comm
 // preparedCommit is a table commit whose new metadata file is written
 // and whose pointer is still to flip.
 type preparedCommit struct {
-	id      Ident
-	sw      swap
-	oldLoc  string // the table's location before
-	result  TableResult
-	noop    bool // nothing to change: result is the current table
+	id     Ident
+	sw     swap
+	oldLoc string // the table's location before
+	result TableResult
+	noop   bool // nothing to change: result is the current table
 }
 
 // index updates the location prefix index after the flip.
@@ -207,4 +207,3 @@ func setsLocation(updates table.Updates) bool {
 	}
 	return false
 }
-
