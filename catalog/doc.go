@@ -39,6 +39,12 @@
 //     flight (the table's metadata-log is its history), so a
 //     durable-strong snapshot does not grow with every commit.
 //
+// On a BatchBacking (durable-strong), where every write republishes the
+// whole warehouse snapshot, steps 2 and 4 are left out (flipDirect): the
+// pointer flips with one conditional Put, and a crash before it leaves
+// only the new metadata file, which RecoverWarehouse removes once it is
+// old enough (orphans.go).
+//
 // A crash anywhere leaves the pointer on the old file or the new one, both
 // present; a crash after 2 leaves a staged entry that Recover (run at
 // start, or RecoverWarehouse) resolves by looking at the pointer: flipped

@@ -23,6 +23,10 @@ type Service struct {
 	log   zerolog.Logger
 	cache *metaCache
 
+	// direct: the backing rewrites a whole warehouse per write
+	// (BatchBacking), so commits flip without a staged record.
+	direct bool
+
 	mu       sync.Mutex
 	inflight map[string]bool // commit ids this Service has started
 }
@@ -38,7 +42,8 @@ func New(store *objstore.Store, b Backing, opt Options) (*Service, error) {
 	if opt.Region == "" {
 		opt.Region = "us-east-1"
 	}
-	return &Service{store: store, b: b, opt: opt, log: opt.Logger,
+	_, direct := b.(BatchBacking)
+	return &Service{store: store, b: b, opt: opt, log: opt.Logger, direct: direct,
 		cache: newMetaCache(64 << 20), inflight: map[string]bool{}}, nil
 }
 

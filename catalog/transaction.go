@@ -6,8 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"time"
-
-	"github.com/google/uuid"
 )
 
 // CommitTransaction implements Catalog. One table change is a
@@ -94,22 +92,13 @@ func (s *Service) CommitTransaction(ctx context.Context, wh string, body []byte)
 	return nil
 }
 
-// flipAll is flip for several tables: a staged commit per table, then
-// every pointer in one PutBatch, then the staged records dropped. A crash
-// in between leaves staged records that Recover resolves table by table,
-// all the same way, since the batch landed whole or not at all.
+// flipAll is flipDirect for several tables: every pointer flips in one
+// PutBatch, which lands whole or not at all. A conflict removes the new
+// metadata files; a crash before the batch leaves them for
+// RecoverWarehouse (orphans.go).
 func (s *Service) flipAll(ctx context.Context, wh string, bb BatchBacking, swaps []preparedCommit) error {
 	start, now := time.Now(), s.now().UTC()
-	recs := make([]commitRec, len(swaps))
-	vers := make([]string, len(swaps))
-	txn := uuid.NewString()
-	defer func() {
-		s.mu.Lock()
-		for _, c := range recs {
-			delete(s.inflight, c.ID)
-		}
-		s.mu.Unlock()
-	}()
+	puts := make([]BatchPut, len(swaps))
 	for i, pc := range swaps {
 		sw := pc.sw
 		if h := s.opt.Hooks.AfterMetadataWrite; h != nil {
@@ -117,29 +106,6 @@ func (s *Service) flipAll(ctx context.Context, wh string, bb BatchBacking, swaps
 				return fmt.Errorf("%w: stopped after metadata write: %w", ErrCommitStateUnknown, err)
 			}
 		}
-		recs[i] = commitRec{
-			ID: fmt.Sprintf("%016x-%s-%d", now.UnixNano(), txn, i), Kind: sw.kind, Ident: sw.id,
-			FromVersion: sw.fromVersion, From: sw.from, To: sw.next.MetadataLocation,
-			State: commitStaged, Created: now, Updated: now,
-		}
-		s.mu.Lock()
-		s.inflight[recs[i].ID] = true
-		s.mu.Unlock()
-		v, err := s.putJSON(ctx, wh, KindCommit, recs[i].ID, recs[i], "")
-		if err != nil {
-			for j := range i {
-				s.resolve(ctx, wh, recs[j], vers[j], commitAbandoned)
-			}
-			for _, later := range swaps[i:] {
-				s.removeOrphan(ctx, wh, later.sw.next.MetadataLocation)
-			}
-			return fmt.Errorf("catalog: stage transaction commit of %s: %w", sw.id, err)
-		}
-		vers[i] = v
-	}
-	puts := make([]BatchPut, len(swaps))
-	for i, pc := range swaps {
-		sw := pc.sw
 		if h := s.opt.Hooks.BeforePointerFlip; h != nil {
 			if err := h(ctx, sw.id, sw.next.MetadataLocation); err != nil {
 				return fmt.Errorf("%w: stopped before pointer flip: %w", ErrCommitStateUnknown, err)
@@ -155,16 +121,13 @@ func (s *Service) flipAll(ctx context.Context, wh string, bb BatchBacking, swaps
 	}
 	_, err := bb.PutBatch(ctx, wh, puts)
 	if errors.Is(err, ErrConflict) || errors.Is(err, ErrNotFound) {
-		for i := range swaps {
-			s.resolve(ctx, wh, recs[i], vers[i], commitAbandoned)
+		for _, pc := range swaps {
+			s.removeOrphan(ctx, wh, pc.sw.next.MetadataLocation)
 		}
 		return fmt.Errorf("%w: a table of the transaction changed since it was loaded; refresh and retry: %w", ErrCommitFailed, err)
 	}
 	if err != nil {
 		return fmt.Errorf("%w: transaction flip: %w", ErrCommitStateUnknown, err)
-	}
-	for i := range swaps {
-		s.resolve(ctx, wh, recs[i], vers[i], commitCommitted)
 	}
 	s.log.Debug().Str("warehouse", wh).Int("tables", len(swaps)).Dur("took", time.Since(start)).Msg("transaction")
 	return nil

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"testing"
+	"time"
 
 	"github.com/cairnstore/cairn/catalog"
 	"github.com/cairnstore/cairn/objstore"
@@ -275,5 +276,75 @@ func TestMultiTableTransaction(t *testing.T) {
 	}
 	if err := txn(change("t1", "[]", "k", "d"), change("t1", "[]", "k", "e")); !errors.Is(err, catalog.ErrBadRequest) {
 		t.Fatalf("one table twice: %v", err)
+	}
+}
+
+// TestDirectFlip: on this backing a commit flips its pointer without a
+// staged record (one publish); a commit stopped before the flip leaves
+// only its metadata file, which recovery removes once it is old enough.
+func TestDirectFlip(t *testing.T) {
+	ctx := context.Background()
+	st := newStore(t)
+	b := openBacking(t, st, Options{})
+	var stop error
+	now := time.Now()
+	svc, err := catalog.New(st, b, catalog.Options{
+		Now: func() time.Time { return now },
+		Hooks: catalog.Hooks{BeforePointerFlip: func(context.Context, catalog.Ident, string) error { return stop }},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := svc.CreateWarehouse(ctx, "lake"); err != nil {
+		t.Fatal(err)
+	}
+	if err := svc.CreateNamespace(ctx, "lake", []string{"ns"}, nil); err != nil {
+		t.Fatal(err)
+	}
+	created, err := svc.CreateTable(ctx, "lake", []string{"ns"}, []byte(`{"name":"t","schema":`+schemaJSON+`}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	gen := func() uint64 {
+		s, err := b.current(ctx, "lake")
+		if err != nil {
+			t.Fatal(err)
+		}
+		return s.Generation
+	}
+	body := []byte(`{"requirements":[],"updates":[{"action":"set-properties","updates":{"k":"v"}}]}`)
+	g0 := gen()
+	if _, err := svc.CommitTable(ctx, "lake", ident("t"), body); err != nil {
+		t.Fatal(err)
+	}
+	if d := gen() - g0; d != 1 {
+		t.Fatalf("a commit published %d times, want once", d)
+	}
+	recs, _, err := b.List(ctx, "lake", catalog.KindCommit, catalog.ListOptions{})
+	if err != nil || len(recs) != 0 {
+		t.Fatalf("commit records: %v %v", recs, err)
+	}
+	stop = errors.New("crash")
+	if _, err := svc.CommitTable(ctx, "lake", ident("t"), body); !errors.Is(err, catalog.ErrCommitStateUnknown) {
+		t.Fatalf("stopped commit: %v", err)
+	}
+	stop = nil
+	count := func() int {
+		page, err := st.List(ctx, "lake", objstore.ListOptions{Prefix: "ns/t/metadata/"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return len(page.Objects)
+	}
+	if n := count(); n != 3 {
+		t.Fatalf("%d metadata files, want 3 (create, commit, the stopped one)", n)
+	}
+	now = now.Add(time.Hour)
+	rep, err := svc.RecoverWarehouse(ctx, "lake", false)
+	if err != nil || len(rep.Repaired) != 1 || rep.Repaired[0].Action != catalog.RecoverDropOrphan || count() != 2 {
+		t.Fatalf("recover: %+v %v, %d files", rep, err, count())
+	}
+	if l, err := svc.LoadTable(ctx, "lake", ident("t"), ""); err != nil || l.MetadataLocation == created.MetadataLocation {
+		t.Fatalf("table after recovery: %v", err)
 	}
 }
