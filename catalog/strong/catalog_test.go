@@ -289,7 +289,7 @@ func TestDirectFlip(t *testing.T) {
 	var stop error
 	now := time.Now()
 	svc, err := catalog.New(st, b, catalog.Options{
-		Now: func() time.Time { return now },
+		Now:   func() time.Time { return now },
 		Hooks: catalog.Hooks{BeforePointerFlip: func(context.Context, catalog.Ident, string) error { return stop }},
 	})
 	if err != nil {
