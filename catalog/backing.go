@@ -113,3 +113,25 @@ type BatchBacking interface {
 	// in order. Keys must be distinct.
 	PutBatch(ctx context.Context, warehouse string, puts []BatchPut) ([]string, error)
 }
+
+// ListAll calls fn for every record of a kind of warehouse wh in b, in
+// ascending key order, a page at a time; keysOnly as in ListOptions. An
+// error of fn stops the walk and is returned.
+func ListAll(ctx context.Context, b Backing, wh string, kind Kind, keysOnly bool, fn func(Record) error) error {
+	after := ""
+	for {
+		recs, more, err := b.List(ctx, wh, kind, ListOptions{After: after, Limit: 1000, KeysOnly: keysOnly})
+		if err != nil {
+			return err
+		}
+		for _, r := range recs {
+			after = r.Key
+			if err := fn(r); err != nil {
+				return err
+			}
+		}
+		if !more || len(recs) == 0 {
+			return nil
+		}
+	}
+}

@@ -2,6 +2,7 @@ package catalog
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 
@@ -31,7 +32,7 @@ var errSwapConflict = errors.New("pointer changed under the commit")
 //  3. mark the commit committed.
 //
 // On a BatchBacking (durable-strong) the staged record is left out
-// (flipDirect). Otherwise a crash after 1 leaves the staged entry for
+// (flipPointers). Otherwise a crash after 1 leaves the staged entry for
 // Recover; the pointer is
 // always on the old or the new file, both of which exist. A conflict at 2
 // marks the entry abandoned, removes the new file and returns
@@ -43,8 +44,12 @@ func (s *Service) flip(ctx context.Context, wh string, sw swap) (string, error) 
 			return "", fmt.Errorf("%w: stopped after metadata write: %w", ErrCommitStateUnknown, err)
 		}
 	}
-	if s.direct {
-		return s.flipDirect(ctx, wh, sw)
+	if s.batch != nil {
+		vers, err := s.flipPointers(ctx, wh, []swap{sw})
+		if err != nil {
+			return "", err
+		}
+		return vers[0], nil
 	}
 	now := s.now().UTC()
 	c := commitRec{
@@ -106,28 +111,43 @@ func (s *Service) removeOrphan(ctx context.Context, wh, loc string) {
 	}
 }
 
-// flipDirect is flip on a backing whose every write rewrites the whole
-// warehouse (BatchBacking, durable-strong): the pointer flips with one
-// conditional Put and no staged record, so a commit costs one publish
-// instead of three. A crash before the flip leaves only the new metadata
-// file, which RecoverWarehouse removes (orphans.go); a flip whose outcome
-// is unknown is ErrCommitStateUnknown as always, the pointer being on the
-// old file or the new one.
-func (s *Service) flipDirect(ctx context.Context, wh string, sw swap) (string, error) {
-	if h := s.opt.Hooks.BeforePointerFlip; h != nil {
-		if err := h(ctx, sw.id, sw.next.MetadataLocation); err != nil {
-			return "", fmt.Errorf("%w: stopped before pointer flip: %w", ErrCommitStateUnknown, err)
+// flipPointers is flip on a backing whose every write rewrites the whole
+// warehouse (BatchBacking, durable-strong), for one table or a
+// transaction's several: every pointer flips in one PutBatch, with no
+// staged record, so a commit costs one publish instead of three. A crash
+// before it leaves only the new metadata files, which RecoverWarehouse
+// removes (orphans.go); a conflict removes them and is errSwapConflict; a
+// flip whose outcome is unknown is ErrCommitStateUnknown, every pointer
+// being on its old file or all on their new ones.
+func (s *Service) flipPointers(ctx context.Context, wh string, swaps []swap) ([]string, error) {
+	now := s.now().UTC()
+	puts := make([]BatchPut, len(swaps))
+	for i, sw := range swaps {
+		if h := s.opt.Hooks.BeforePointerFlip; h != nil {
+			if err := h(ctx, sw.id, sw.next.MetadataLocation); err != nil {
+				return nil, fmt.Errorf("%w: stopped before pointer flip: %w", ErrCommitStateUnknown, err)
+			}
 		}
+		next := sw.next
+		next.Updated = now
+		value, err := json.Marshal(next)
+		if err != nil {
+			return nil, fmt.Errorf("catalog: encode pointer: %w", err)
+		}
+		puts[i] = BatchPut{Kind: sw.kind, Key: identKey(sw.id), Value: value, IfVersion: sw.fromVersion}
 	}
-	sw.next.Updated = s.now().UTC()
-	ver, err := s.putJSON(ctx, wh, sw.kind, identKey(sw.id), sw.next, sw.fromVersion)
+	vers, err := s.batch.PutBatch(ctx, wh, puts)
 	if errors.Is(err, ErrConflict) || errors.Is(err, ErrNotFound) {
-		s.removeOrphan(ctx, wh, sw.next.MetadataLocation)
-		return "", fmt.Errorf("%w: %s: %w", errSwapConflict, sw.id, err)
+		for _, sw := range swaps {
+			s.removeOrphan(ctx, wh, sw.next.MetadataLocation)
+		}
+		return nil, fmt.Errorf("%w: %w", errSwapConflict, err)
 	}
 	if err != nil {
-		return "", fmt.Errorf("%w: flip %s: %w", ErrCommitStateUnknown, sw.id, err)
+		return nil, fmt.Errorf("%w: flip: %w", ErrCommitStateUnknown, err)
 	}
-	s.log.Debug().Str("warehouse", wh).Stringer("ident", sw.id).Str("metadata", sw.next.MetadataLocation).Msg("commit")
-	return ver, nil
+	for _, sw := range swaps {
+		s.log.Debug().Str("warehouse", wh).Stringer("ident", sw.id).Str("metadata", sw.next.MetadataLocation).Msg("commit")
+	}
+	return vers, nil
 }

@@ -40,7 +40,7 @@
 //     durable-strong snapshot does not grow with every commit.
 //
 // On a BatchBacking (durable-strong), where every write republishes the
-// whole warehouse snapshot, steps 2 and 4 are left out (flipDirect): the
+// whole warehouse snapshot, steps 2 and 4 are left out (flipPointers): the
 // pointer flips with one conditional Put, and a crash before it leaves
 // only the new metadata file, which RecoverWarehouse removes once it is
 // old enough (orphans.go).

@@ -71,30 +71,3 @@ func (s *Service) RememberResponse(ctx context.Context, wh, key string, status i
 	_, err = s.putJSON(ctx, wh, KindIdempotency, key, rec, AnyVersion)
 	return err
 }
-
-// PruneIdempotency forgets the expired idempotency entries of a warehouse
-// and returns how many it removed.
-func (s *Service) PruneIdempotency(ctx context.Context, wh string) (int, error) {
-	release, err := s.enter(ctx, wh)
-	if err != nil {
-		return 0, err
-	}
-	defer release()
-	recs, _, err := s.b.List(ctx, wh, KindIdempotency, ListOptions{})
-	if err != nil {
-		return 0, err
-	}
-	n := 0
-	for _, r := range recs {
-		var rec idempotencyRec
-		if _, err := s.getJSON(ctx, wh, KindIdempotency, r.Key, &rec); err != nil {
-			continue
-		}
-		if s.now().After(rec.Expires) {
-			if err := s.b.Delete(ctx, wh, KindIdempotency, r.Key, r.Version); err == nil {
-				n++
-			}
-		}
-	}
-	return n, nil
-}

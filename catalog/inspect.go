@@ -25,22 +25,7 @@ type Inspection struct {
 
 // walk calls fn for every record of a kind of warehouse wh, in key order.
 func (s *Service) walk(ctx context.Context, wh string, kind Kind, fn func(Record) error) error {
-	after := ""
-	for {
-		recs, more, err := s.b.List(ctx, wh, kind, ListOptions{After: after, Limit: 1000})
-		if err != nil {
-			return err
-		}
-		for _, r := range recs {
-			after = r.Key
-			if err := fn(r); err != nil {
-				return err
-			}
-		}
-		if !more || len(recs) == 0 {
-			return nil
-		}
-	}
+	return ListAll(ctx, s.b, wh, kind, false, fn)
 }
 
 // entry is a table or view pointer seen by a walk.

@@ -83,33 +83,20 @@ type StagedCommit struct {
 // committed or abandoned), skipping those this Service is running.
 func (s *Service) StagedCommits(ctx context.Context, wh string) ([]StagedCommit, error) {
 	var out []StagedCommit
-	after := ""
-	for {
-		recs, more, err := s.b.List(ctx, wh, KindCommit, ListOptions{After: after, Limit: 1000})
-		if err != nil {
-			return nil, err
+	err := s.walk(ctx, wh, KindCommit, func(r Record) error {
+		var c commitRec
+		if err := json.Unmarshal(r.Value, &c); err != nil {
+			return fmt.Errorf("catalog: corrupt %s record %q: %w", KindCommit, r.Key, err)
 		}
-		for _, r := range recs {
-			after = r.Key
-			var c commitRec
-			if _, err := s.getJSON(ctx, wh, KindCommit, r.Key, &c); err != nil {
-				if errors.Is(err, ErrNotFound) {
-					continue
-				}
-				return nil, err
-			}
-			s.mu.Lock()
-			running := s.inflight[c.ID]
-			s.mu.Unlock()
-			if c.State != commitStaged || running {
-				continue
-			}
+		s.mu.Lock()
+		running := s.inflight[c.ID]
+		s.mu.Unlock()
+		if c.State == commitStaged && !running {
 			out = append(out, StagedCommit{ID: c.ID, Kind: c.Kind, Ident: c.Ident, From: c.From, To: c.To, version: r.Version, rec: c})
 		}
-		if !more {
-			return out, nil
-		}
-	}
+		return nil
+	})
+	return out, err
 }
 
 // recoverOne resolves one staged commit by looking at the pointer.

@@ -23,9 +23,10 @@ type Service struct {
 	log   zerolog.Logger
 	cache *metaCache
 
-	// direct: the backing rewrites a whole warehouse per write
-	// (BatchBacking), so commits flip without a staged record.
-	direct bool
+	// batch is b when it can write several records at once
+	// (BatchBacking: it rewrites a whole warehouse per write), so commits
+	// flip without a staged record; nil otherwise.
+	batch BatchBacking
 
 	mu       sync.Mutex
 	inflight map[string]bool // commit ids this Service has started
@@ -42,8 +43,8 @@ func New(store *objstore.Store, b Backing, opt Options) (*Service, error) {
 	if opt.Region == "" {
 		opt.Region = "us-east-1"
 	}
-	_, direct := b.(BatchBacking)
-	return &Service{store: store, b: b, opt: opt, log: opt.Logger, direct: direct,
+	batch, _ := b.(BatchBacking)
+	return &Service{store: store, b: b, opt: opt, log: opt.Logger, batch: batch,
 		cache: newMetaCache(64 << 20), inflight: map[string]bool{}}, nil
 }
 

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"time"
 )
 
 // CommitTransaction implements Catalog. One table change is a
@@ -54,8 +53,7 @@ func (s *Service) CommitTransaction(ctx context.Context, wh string, body []byte)
 		_, err = s.commitTable(ctx, wh, *changes[0].Identifier, changes[0])
 		return err
 	}
-	bb, ok := s.b.(BatchBacking)
-	if !ok {
+	if s.batch == nil {
 		return fmt.Errorf("%w: multi-table transactions (%d tables) need the durable-strong backing", ErrUnsupported, len(changes))
 	}
 	var prepared []preparedCommit
@@ -83,7 +81,7 @@ func (s *Service) CommitTransaction(ctx context.Context, wh string, body []byte)
 	if len(swaps) == 0 {
 		return nil
 	}
-	if err := s.flipAll(ctx, wh, bb, swaps); err != nil {
+	if err := s.flipAll(ctx, wh, swaps); err != nil {
 		return err
 	}
 	for _, pc := range swaps {
@@ -92,43 +90,21 @@ func (s *Service) CommitTransaction(ctx context.Context, wh string, body []byte)
 	return nil
 }
 
-// flipAll is flipDirect for several tables: every pointer flips in one
-// PutBatch, which lands whole or not at all. A conflict removes the new
-// metadata files; a crash before the batch leaves them for
-// RecoverWarehouse (orphans.go).
-func (s *Service) flipAll(ctx context.Context, wh string, bb BatchBacking, swaps []preparedCommit) error {
-	start, now := time.Now(), s.now().UTC()
-	puts := make([]BatchPut, len(swaps))
-	for i, pc := range swaps {
-		sw := pc.sw
+// flipAll flips a transaction's tables together (flipPointers), once
+// their metadata files are written.
+func (s *Service) flipAll(ctx context.Context, wh string, prepared []preparedCommit) error {
+	swaps := make([]swap, len(prepared))
+	for i, pc := range prepared {
 		if h := s.opt.Hooks.AfterMetadataWrite; h != nil {
-			if err := h(ctx, sw.id, sw.next.MetadataLocation); err != nil {
+			if err := h(ctx, pc.sw.id, pc.sw.next.MetadataLocation); err != nil {
 				return fmt.Errorf("%w: stopped after metadata write: %w", ErrCommitStateUnknown, err)
 			}
 		}
-		if h := s.opt.Hooks.BeforePointerFlip; h != nil {
-			if err := h(ctx, sw.id, sw.next.MetadataLocation); err != nil {
-				return fmt.Errorf("%w: stopped before pointer flip: %w", ErrCommitStateUnknown, err)
-			}
-		}
-		next := sw.next
-		next.Updated = now
-		value, err := json.Marshal(next)
-		if err != nil {
-			return fmt.Errorf("catalog: encode pointer: %w", err)
-		}
-		puts[i] = BatchPut{Kind: sw.kind, Key: identKey(sw.id), Value: value, IfVersion: sw.fromVersion}
+		swaps[i] = pc.sw
 	}
-	_, err := bb.PutBatch(ctx, wh, puts)
-	if errors.Is(err, ErrConflict) || errors.Is(err, ErrNotFound) {
-		for _, pc := range swaps {
-			s.removeOrphan(ctx, wh, pc.sw.next.MetadataLocation)
-		}
+	_, err := s.flipPointers(ctx, wh, swaps)
+	if errors.Is(err, errSwapConflict) {
 		return fmt.Errorf("%w: a table of the transaction changed since it was loaded; refresh and retry: %w", ErrCommitFailed, err)
 	}
-	if err != nil {
-		return fmt.Errorf("%w: transaction flip: %w", ErrCommitStateUnknown, err)
-	}
-	s.log.Debug().Str("warehouse", wh).Int("tables", len(swaps)).Dur("took", time.Since(start)).Msg("transaction")
-	return nil
+	return err
 }

@@ -16,33 +16,22 @@ import (
 // its records into a durable-strong snapshot and records the result in
 // the fence. Steps (each re-runnable after a crash):
 //
-//  1. Without a fence, the preflight must be READY_TO_SNAPSHOT.
-//  2. Take the global then the warehouse lock exclusively (drains
-//     in-flight object-backed writers), re-read the fence.
-//  3. Collect the source and check it (no staged commit, no finding);
-//     fingerprint it. A MATERIALIZED fence with another fingerprint is a
-//     conflict.
-//  4. Create the global fence if absent (registry writes now refused).
-//  5. Observe the target; without a fence, write the PREPARING fence
+//  1. Take the global then the warehouse lock exclusively (drains
+//     in-flight object-backed writers), read the fence.
+//  2. Check the warehouse as preflight does (READY_TO_SNAPSHOT: no staged
+//     commit, no finding; no durable-strong warehouse the object registry
+//     lacks), collect the source and fingerprint it. A MATERIALIZED fence
+//     with another fingerprint is a conflict.
+//  3. Create the global fence if absent (registry writes now refused).
+//  4. Observe the target; without a fence, write the PREPARING fence
 //     recording whether the target existed and its ETag.
-//  6. Publish the snapshot with a compare-and-swap on that ETag: equal
+//  5. Publish the snapshot with a compare-and-swap on that ETag: equal
 //     to the source already = nothing to do; different = conflict.
-//  7. Add the warehouse to the durable-strong registry.
-//  8. Overwrite the fence: MATERIALIZED, fingerprint and snapshot ETag.
+//  6. Add the warehouse to the durable-strong registry.
+//  7. Overwrite the fence: MATERIALIZED, fingerprint and snapshot ETag.
 func (m *Migrator) Materialize(ctx context.Context, wh string) (catalog.MaterializeResult, error) {
 	if _, err := m.svc.GetWarehouse(ctx, wh); err != nil {
 		return catalog.MaterializeResult{}, err
-	}
-	if fence, err := m.fences.Fence(wh); err != nil {
-		return catalog.MaterializeResult{}, err
-	} else if fence == nil {
-		p, err := m.Preflight(ctx, wh)
-		if err != nil {
-			return catalog.MaterializeResult{}, err
-		}
-		if p.Status != catalog.StatusReadyToSnapshot {
-			return catalog.MaterializeResult{}, conflictf("warehouse %s is %s (blockers: %s); resolve them and run preflight again", wh, p.Status, strings.Join(p.Blockers, ", "))
-		}
 	}
 	unlock := m.lockExclusive(wh)
 	defer unlock()
@@ -55,19 +44,19 @@ func (m *Migrator) materializeLocked(ctx context.Context, wh string) (catalog.Ma
 	if err != nil {
 		return res, err
 	}
+	in, err := m.svc.Inspect(ctx, wh)
+	if err != nil {
+		return res, err
+	}
+	if status, blockers, _ := in.Assess(); status != catalog.StatusReadyToSnapshot {
+		return res, conflictf("warehouse %s is %s (blockers: %s); resolve them and run preflight again", wh, status, strings.Join(blockers, ", "))
+	}
 	unknown, err := m.unknownTargets(ctx)
 	if err != nil {
 		return res, err
 	}
 	if len(unknown) > 0 {
 		return res, conflictf("the durable-strong registry holds warehouses the object registry does not: %s", strings.Join(unknown, ", "))
-	}
-	in, err := m.svc.Inspect(ctx, wh)
-	if err != nil {
-		return res, err
-	}
-	if status, blockers, _ := in.Assess(); status != catalog.StatusReadyToSnapshot {
-		return res, conflictf("warehouse %s requires catalog recovery or review (%s)", wh, strings.Join(blockers, ", "))
 	}
 	src, err := m.collect(ctx, wh)
 	if err != nil {

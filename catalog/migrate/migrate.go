@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"sort"
 
 	"github.com/cairnstore/cairn/catalog"
 	"github.com/cairnstore/cairn/catalog/strong"
@@ -101,17 +100,12 @@ func (m *Migrator) collect(ctx context.Context, wh string) (*source, error) {
 	}
 	src := &source{registry: reg.Value, kinds: map[catalog.Kind][]catalog.Record{}, counts: map[catalog.Kind]int{}}
 	for _, kind := range copiedKinds() {
-		after := ""
-		for {
-			recs, more, err := m.src.List(ctx, wh, kind, catalog.ListOptions{After: after, Limit: 1000})
-			if err != nil {
-				return nil, fmt.Errorf("migrate: read %s %s records: %w", wh, kind, err)
-			}
-			src.kinds[kind] = append(src.kinds[kind], recs...)
-			if !more || len(recs) == 0 {
-				break
-			}
-			after = recs[len(recs)-1].Key
+		err := catalog.ListAll(ctx, m.src, wh, kind, false, func(r catalog.Record) error {
+			src.kinds[kind] = append(src.kinds[kind], r)
+			return nil
+		})
+		if err != nil {
+			return nil, fmt.Errorf("migrate: read %s %s records: %w", wh, kind, err)
 		}
 		src.counts[kind] = len(src.kinds[kind])
 	}
@@ -155,21 +149,11 @@ func (m *Migrator) observe(ctx context.Context, wh string) (*target, error) {
 // registryNames lists the warehouses a backing's registry holds.
 func registryNames(ctx context.Context, b catalog.Backing) ([]string, error) {
 	var out []string
-	after := ""
-	for {
-		recs, more, err := b.List(ctx, "", catalog.KindWarehouse, catalog.ListOptions{After: after, Limit: 1000, KeysOnly: true})
-		if err != nil {
-			return nil, err
-		}
-		for _, r := range recs {
-			out = append(out, r.Key)
-		}
-		if !more || len(recs) == 0 {
-			sort.Strings(out)
-			return out, nil
-		}
-		after = recs[len(recs)-1].Key
-	}
+	err := catalog.ListAll(ctx, b, "", catalog.KindWarehouse, true, func(r catalog.Record) error {
+		out = append(out, r.Key)
+		return nil
+	})
+	return out, err
 }
 
 // unknownTargets lists the warehouses the durable-strong registry holds

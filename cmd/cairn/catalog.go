@@ -65,48 +65,46 @@ func openCatalog(ctx context.Context, st *objstore.Store, s3Endpoint string, log
 	copt := catalog.Options{
 		Logger:     log.With().Str("component", "catalog").Logger(),
 		S3Endpoint: s3Endpoint,
-		Hooks: catalog.Hooks{
+	}
+	if !fp.Empty() {
+		copt.Hooks = catalog.Hooks{
 			AfterMetadataWrite: func(context.Context, catalog.Ident, string) error { return fp.Hit(pointAfterMetadata) },
 			BeforePointerFlip:  func(context.Context, catalog.Ident, string) error { return fp.Hit(pointBeforePointerFlip) },
-		},
-	}
-	if fp.Empty() {
-		copt.Hooks = catalog.Hooks{}
+		}
 	}
 	parts := &catalogParts{ready: func(context.Context) error { return nil }}
-	var b catalog.Backing
-	var fences *migrate.Fences
-	var ob *objectbacked.Backing
 	switch v := os.Getenv("CAIRN_TABLE_CATALOG_BACKING"); v {
 	case "", backingObject:
 		parts.backing = backingObject
-		if ob, err = objectbacked.New(ctx, st); err != nil {
-			return nil, err
-		}
-		if fences, err = migrate.OpenFences(ctx, st); err != nil {
-			return nil, err
-		}
-		b, copt.Gate = ob, fences
 	case backingStrong:
 		parts.backing = backingStrong
-		b = nil
 	default:
 		return nil, fmt.Errorf("CAIRN_TABLE_CATALOG_BACKING=%q: want %q (the default) or %q", v, backingObject, backingStrong)
+	}
+	// The fences gate object-backed writes; a durable-strong server only
+	// shows them in status.
+	fences, err := migrate.OpenFences(ctx, st)
+	if err != nil {
+		return nil, err
 	}
 	sb, err := strong.Open(ctx, st, strongOptions(log))
 	if err != nil {
 		return nil, err
 	}
-	if parts.backing == backingStrong {
+	var b catalog.Backing
+	var ob *objectbacked.Backing
+	if parts.backing == backingObject {
+		if ob, err = objectbacked.New(ctx, st); err != nil {
+			return nil, err
+		}
+		b, copt.Gate = ob, fences
+	} else {
 		for wh, err := range sb.Unhealthy() {
 			log.Error().Err(err).Str("warehouse", wh).Msg("durable-strong snapshot failed validation: this warehouse is not served")
 		}
 		b, parts.backups = sb, sb
 		parts.ready = func(context.Context) error { return unhealthyError(sb.Unhealthy()) }
 		warnUnmigrated(ctx, st, sb, log)
-		if fences, err = migrate.OpenFences(ctx, st); err != nil { // shown in status, never enforced
-			return nil, err
-		}
 	}
 	svc, err := catalog.New(st, b, copt)
 	if err != nil {

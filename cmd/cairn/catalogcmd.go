@@ -18,7 +18,6 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/cairnstore/cairn/catalog"
-	"github.com/cairnstore/cairn/frontends/s3/sigv4"
 )
 
 // catalogUsage is the help of "cairn admin catalog".
@@ -308,23 +307,15 @@ func catalogCall(ctx context.Context, o catalogOptions, method, sub string, body
 		req.Header.Set("Content-Type", "application/json")
 	}
 	sum := sha256.Sum256(body)
-	if err := sigv4.Sign(req, accessKey, secret, "us-east-1", service, hex.EncodeToString(sum[:]), time.Now()); err != nil {
-		return nil, err
-	}
-	resp, err := http.DefaultClient.Do(req)
+	status, raw, err := sendSigned(req, accessKey, secret, service, hex.EncodeToString(sum[:]), maxCatalogAnswer)
 	if err != nil {
 		return nil, fmt.Errorf("catalog API: %w", err)
-	}
-	defer func() { _ = resp.Body.Close() }()
-	raw, err := io.ReadAll(io.LimitReader(resp.Body, maxCatalogAnswer+1))
-	if err != nil {
-		return nil, fmt.Errorf("catalog API: reading the answer: %w", err)
 	}
 	if len(raw) > maxCatalogAnswer {
 		return nil, fmt.Errorf("catalog API: answer larger than %d bytes", maxCatalogAnswer)
 	}
-	if resp.StatusCode < 200 || resp.StatusCode >= 300 {
-		return nil, catalogError(resp.StatusCode, raw)
+	if status < 200 || status >= 300 {
+		return nil, catalogError(status, raw)
 	}
 	return raw, nil
 }
@@ -369,9 +360,5 @@ func catalogCredentials(o catalogOptions) (accessKey, secret string) {
 	if ak, sk := os.Getenv("CAIRN_ACCESS_KEY"), os.Getenv("CAIRN_SECRET_KEY"); ak != "" && sk != "" {
 		return ak, sk
 	}
-	user, password := os.Getenv("CAIRN_ROOT_USER"), os.Getenv("CAIRN_ROOT_PASSWORD")
-	if user == "" || password == "" {
-		user, password = defaultRootUser, defaultRootPassword
-	}
-	return user, password
+	return envRootCredentials()
 }

@@ -29,10 +29,9 @@ const (
 
 // rootCredentials reads CAIRN_ROOT_USER / CAIRN_ROOT_PASSWORD.
 func rootCredentials(log zerolog.Logger) (user, password string) {
-	user, password = os.Getenv("CAIRN_ROOT_USER"), os.Getenv("CAIRN_ROOT_PASSWORD")
-	if user == "" || password == "" {
+	user, password, defaulted := rootFromEnv()
+	if defaulted {
 		log.Warn().Str("user", defaultRootUser).Msg("CAIRN_ROOT_USER / CAIRN_ROOT_PASSWORD not set: using the default root credentials; set them for anything but a trial")
-		return defaultRootUser, defaultRootPassword
 	}
 	return user, password
 }

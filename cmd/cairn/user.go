@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"encoding/xml"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -119,29 +118,20 @@ func runUser(ctx context.Context, o userOptions, d deps) error {
 }
 
 func adminCall(ctx context.Context, method, u string, body []byte) ([]byte, error) {
-	user, password := os.Getenv("CAIRN_ROOT_USER"), os.Getenv("CAIRN_ROOT_PASSWORD")
-	if user == "" || password == "" {
-		user, password = defaultRootUser, defaultRootPassword
-	}
+	user, password := envRootCredentials()
 	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, method, u, bytes.NewReader(body))
 	if err != nil {
 		return nil, err
 	}
-	if err := sigv4.Sign(req, user, password, "us-east-1", "s3", "", time.Now()); err != nil {
-		return nil, err
-	}
-	resp, err := http.DefaultClient.Do(req)
+	const maxAnswer = 1 << 20
+	status, raw, err := sendSigned(req, user, password, "s3", "", maxAnswer)
 	if err != nil {
 		return nil, fmt.Errorf("admin API: %w", err)
 	}
-	defer func() { _ = resp.Body.Close() }()
-	raw, err := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
-	if err != nil {
-		return nil, err
-	}
-	if resp.StatusCode >= 300 {
+	raw = raw[:min(len(raw), maxAnswer)]
+	if status >= 300 {
 		var e struct {
 			Code    string `xml:"Code"`
 			Message string `xml:"Message"`
@@ -158,7 +148,42 @@ func adminCall(ctx context.Context, method, u string, body []byte) ([]byte, erro
 		if json.Unmarshal(raw, &ie) == nil && ie.Error.Type != "" {
 			return nil, fmt.Errorf("%s: %s", ie.Error.Type, ie.Error.Message)
 		}
-		return nil, errors.New("admin API: " + resp.Status)
+		return nil, fmt.Errorf("admin API: %d %s", status, http.StatusText(status))
 	}
 	return raw, nil
+}
+
+// envRootCredentials is the root user: CAIRN_ROOT_USER /
+// CAIRN_ROOT_PASSWORD, else (defaulted) the defaults of `make run`. The
+// server serves it; the admin commands sign as it by default.
+func envRootCredentials() (user, password string) {
+	user, password, _ = rootFromEnv()
+	return user, password
+}
+
+func rootFromEnv() (user, password string, defaulted bool) {
+	user, password = os.Getenv("CAIRN_ROOT_USER"), os.Getenv("CAIRN_ROOT_PASSWORD")
+	if user == "" || password == "" {
+		return defaultRootUser, defaultRootPassword, true
+	}
+	return user, password, false
+}
+
+// sendSigned signs req with SigV4 (region us-east-1; payloadHash as
+// sigv4.Sign takes it), sends it and returns the status and the body, at
+// most limit+1 bytes of it so that the caller can tell a longer one.
+func sendSigned(req *http.Request, accessKey, secret, service, payloadHash string, limit int64) (int, []byte, error) {
+	if err := sigv4.Sign(req, accessKey, secret, "us-east-1", service, payloadHash, time.Now()); err != nil {
+		return 0, nil, err
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return 0, nil, err
+	}
+	defer func() { _ = resp.Body.Close() }()
+	raw, err := io.ReadAll(io.LimitReader(resp.Body, limit+1))
+	if err != nil {
+		return 0, nil, fmt.Errorf("reading the answer: %w", err)
+	}
+	return resp.StatusCode, raw, nil
 }
