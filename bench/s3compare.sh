@@ -6,7 +6,8 @@
 #   bench/s3compare.sh [DRIVES] [ROUNDS] [DURATION]      (defaults: 4 3 10s)
 #
 # WORKLOADS="put 64MiB,get 4KiB" limits the run to those workloads (default:
-# put and get of 4KiB and 64MiB).
+# put and get of 4KiB and 64MiB). CAIRN_FLAGS adds flags to `cairn serve`
+# (CAIRN_FLAGS="--read-cache 0" measures without the block cache).
 # Needs ../shared/bench next to the repository. Loopback only; everything it
 # starts is stopped on exit.
 set -euo pipefail
@@ -22,7 +23,7 @@ cp -r "$shared"/. "$work/src"
 
 "$work/naives3" -addr 127.0.0.1:9101 -dir "$work/naive" >/dev/null 2>&1 &
 CAIRN_ROOT_USER=bench CAIRN_ROOT_PASSWORD=benchsecret \
-  "$work/cairn" serve --data "$work/cairn-data" --drives "$drives" --address 127.0.0.1:9102 --log-level warn >/dev/null 2>&1 &
+  "$work/cairn" serve --data "$work/cairn-data" --drives "$drives" --address 127.0.0.1:9102 --log-level warn ${CAIRN_FLAGS:-} >/dev/null 2>&1 &
 for port in 9101 9102; do
   for _ in $(seq 100); do curl -fs "http://127.0.0.1:$port/health/ready" >/dev/null 2>&1 && break
     [ $port = 9101 ] && curl -s "http://127.0.0.1:$port/" >/dev/null 2>&1 && break; sleep 0.1; done

@@ -53,9 +53,10 @@ func layerRules() []layerRule {
 			},
 		},
 		{
-			name: "only objstore (and cmd, integration) may import objstore/meta, objstore/erasure, objstore/drive",
+			name: "only objstore (and cmd, integration) may import objstore/meta, objstore/erasure, objstore/drive, objstore/blockcache",
 			violates: func(pkg, imp string) bool {
-				internal := under(imp, "objstore/meta") || under(imp, "objstore/erasure") || under(imp, "objstore/drive")
+				internal := under(imp, "objstore/meta") || under(imp, "objstore/erasure") || under(imp, "objstore/drive") ||
+					under(imp, "objstore/blockcache")
 				allowed := under(pkg, "objstore") || under(pkg, "cmd") || under(pkg, "integration")
 				return internal && !allowed
 			},
@@ -128,6 +129,8 @@ func TestLayeringRules(t *testing.T) {
 		{"fs", "objstore/meta", "only objstore"},
 		{"frontends/s3", "objstore/erasure", "only objstore"},
 		{"catalog", "objstore/drive", "only objstore"},
+		{"frontends/s3", "objstore/blockcache", "only objstore"},
+		{"cmd/cairn", "objstore/blockcache", ""},
 		{"cmd/cairn", "objstore/meta", ""},
 		{"integration", "objstore/erasure", ""},
 		{"frontends/s3", "objstore", ""},

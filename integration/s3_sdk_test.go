@@ -29,6 +29,7 @@ func TestS3SDK(t *testing.T) {
 		{"Copy", sdkCopy},
 		{"ConditionalPut", sdkConditionalPut},
 		{"RangeAndConditionalGet", sdkRangeGet},
+		{"LargeRangeGet", sdkLargeRangeGet},
 		{"Presigned", sdkPresigned},
 		{"Versioning", sdkVersioning},
 		{"DeleteObjects", sdkDeleteObjects},

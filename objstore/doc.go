@@ -1,10 +1,11 @@
 // Package objstore is Cairn's erasure-coded, copy-on-write object store:
 // the one store every face (S3, the mount, the catalog) works on.
 //
-// A Store composes three parts it alone may import: objstore/meta (the
-// bbolt index), objstore/erasure (the Reed-Solomon codec and shard format)
-// and objstore/drive (one directory per drive). It must not import the
-// catalog, the faces or fs.
+// A Store composes four parts it alone may import: objstore/meta (the
+// bbolt index), objstore/erasure (the Reed-Solomon codec and shard format),
+// objstore/drive (one directory per drive) and objstore/blockcache (the
+// in-memory cache of verified blocks that ObjectReader.CopyRange sends
+// from). It must not import the catalog, the faces or fs.
 //
 // # Model
 //

@@ -45,6 +45,10 @@ type Options struct {
 	// DaysAfterInitiation and Days); zero means 24h. Shorter days let
 	// tests and rehearsals see rules act.
 	LifecycleDay time.Duration
+	// ReadCacheSize is the memory, in bytes, that keeps decoded blocks of
+	// large objects read more than once (objstore/blockcache), so that hot
+	// reads skip the shards; zero turns the cache off.
+	ReadCacheSize int64
 	// NoBackground disables the cleaner, healer and lifecycle goroutines
 	// (offline tools and tests that drive them by hand).
 	NoBackground bool
@@ -106,7 +110,7 @@ func (o Options) Validate() error {
 	if n := len(o.Drives) + o.DriveCount; n > 256 {
 		return fmt.Errorf("%w: at most 256 drives", ErrInvalidArgument)
 	}
-	if o.BlockSize < 0 || o.MinPartSize < 0 {
+	if o.BlockSize < 0 || o.MinPartSize < 0 || o.ReadCacheSize < 0 {
 		return fmt.Errorf("%w: negative size", ErrInvalidArgument)
 	}
 	if o.CleanerInterval < 0 || o.LifecycleInterval < 0 || o.LifecycleDay < 0 {

@@ -12,6 +12,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/cairnstore/cairn/objstore/blockcache"
 	"github.com/cairnstore/cairn/objstore/erasure"
 	"github.com/cairnstore/cairn/objstore/meta"
 )
@@ -78,8 +79,9 @@ type ObjectReader struct {
 	segs []readSegment
 	ends []int64 // ends[i] is the object offset where segment i ends
 
-	off      int64    // for Read and Seek
-	packSegs []uint64 // pinned pack segments
+	off      int64      // for Read and Seek
+	packSegs []uint64   // pinned pack segments
+	cacheF   []*os.File // the block cache's files, each opened by the first CopyRange hit in it
 
 	closeOnce sync.Once
 }
@@ -256,6 +258,11 @@ func (r *ObjectReader) Close() error {
 			segs = append(segs, sg.seg)
 		}
 		r.s.unpin(segs, r.packSegs)
+		for _, f := range r.cacheF {
+			if f != nil {
+				_ = f.Close()
+			}
+		}
 	})
 	return nil
 }
@@ -267,6 +274,10 @@ type dataReader struct {
 	id     string
 	shards []*lazyShard
 	er     *erasure.Reader
+
+	cache     *blockcache.Cache // nil when its blocks are not cached
+	blockSize int64
+	size      int64
 }
 
 func (s *Store) newDataReader(ctx context.Context, id string, d meta.Data) (*dataReader, error) {
@@ -278,7 +289,10 @@ func (s *Store) newDataReader(ctx context.Context, id string, d meta.Data) (*dat
 	if err != nil {
 		return nil, fmt.Errorf("%w: data id %q", meta.ErrCorruptRecord, id)
 	}
-	dr := &dataReader{s: s, id: id}
+	dr := &dataReader{s: s, id: id, blockSize: int64(d.BlockSize), size: d.Size}
+	if s.cache != nil && d.Pack == 0 && d.BlockSize <= s.cache.SlotSize() {
+		dr.cache = s.cache
+	}
 	srcs := make([]io.ReaderAt, d.K+d.M)
 	for i := range srcs {
 		if i >= len(s.drives) {

@@ -15,6 +15,7 @@ import (
 	md5simd "github.com/minio/md5-simd"
 	"github.com/rs/zerolog"
 
+	"github.com/cairnstore/cairn/objstore/blockcache"
 	"github.com/cairnstore/cairn/objstore/drive"
 	"github.com/cairnstore/cairn/objstore/erasure"
 	"github.com/cairnstore/cairn/objstore/meta"
@@ -53,6 +54,8 @@ type Store struct {
 
 	md5srv      md5simd.Server // multi-stream MD5 for concurrent large writes
 	largeWrites atomic.Int32   // large writes in flight
+
+	cache *blockcache.Cache // nil when Options.ReadCacheSize is 0
 
 	healq     chan string   // data ids seen degraded
 	cleanWake chan struct{} // nudges the cleaner
@@ -121,6 +124,7 @@ func open(ctx context.Context, opt Options) (*Store, error) {
 		_ = idx.Close()
 		return nil, err
 	}
+	s.openCache()
 	s.pending.init()
 	cctx, cancel := context.WithCancel(context.Background())
 	s.stopCommit = cancel
@@ -217,6 +221,9 @@ func (s *Store) Close() error {
 	s.watch.closeAll()
 	s.closePacks()
 	s.md5srv.Close()
+	if s.cache != nil {
+		_ = s.cache.Close()
+	}
 	return s.idx.Close()
 }
 

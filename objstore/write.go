@@ -118,6 +118,9 @@ func (s *Store) writeData(ctx context.Context, bucket, key string, body io.Reade
 		cleanup()
 		return nil, nil, wrapWriteErr(err)
 	}
+	if tee := s.teeToCache(name); tee != nil {
+		w.TeeBlocks(tee)
+	}
 	n, err := encodeBody(w, body, size, h, wantMD5)
 	if err != nil {
 		cleanup()

@@ -62,6 +62,9 @@ func unsigned(r *http.Request, _ *mux.RouteMatch) bool {
 func newRouter(ctx context.Context, st *objstore.Store, parts *catalogParts, log zerolog.Logger) (http.Handler, error) {
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	if err := registerCacheMetrics(reg, st); err != nil {
+		return nil, err
+	}
 	metrics, err := s3.NewMetrics(reg)
 	if err != nil {
 		return nil, err

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/rs/zerolog"
+	"golang.org/x/sys/unix"
 
 	"github.com/cairnstore/cairn/objstore"
 )
@@ -167,4 +168,32 @@ func (l *stringList) String() string { return strings.Join(*l, ",") }
 func (l *stringList) Set(v string) error {
 	*l = append(*l, v)
 	return nil
+}
+
+// readCacheFlag holds --read-cache, the block cache of serve and mount.
+type readCacheFlag struct {
+	Size string
+}
+
+// maxAutoReadCache caps the cache "auto" picks.
+const maxAutoReadCache = 4 << 30
+
+func (c *readCacheFlag) register(fs *flag.FlagSet) {
+	fs.StringVar(&c.Size, "read-cache", "auto", "memory `size` kept for blocks of large objects read more than once (e.g. 2GiB; 0: off; auto: an eighth of the RAM, at most 4GiB)")
+}
+
+// bytes is the cache size asked for; a usage error names cmd.
+func (c readCacheFlag) bytes(cmd string) (int64, error) {
+	if c.Size == "auto" {
+		var si unix.Sysinfo_t
+		if err := unix.Sysinfo(&si); err != nil {
+			return 0, nil
+		}
+		return min(int64(si.Totalram)*int64(si.Unit)/8, maxAutoReadCache), nil
+	}
+	n, err := parseSize(c.Size)
+	if err != nil {
+		return 0, usageErrorf(cmd, "--read-cache %q: want a size such as 512MiB or 2GiB, 0 or auto", c.Size)
+	}
+	return n, nil
 }

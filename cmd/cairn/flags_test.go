@@ -22,21 +22,23 @@ func TestParseArgs(t *testing.T) {
 	}{
 		// serve
 		{name: "serve minimal", args: []string{"serve", "--data", "/d"},
-			wantName: "serve", wantOpts: serveOptions{Store: store("/d"), Address: "127.0.0.1:9000", MountOpt: mountFlags{AttrTimeout: time.Second}, Log: logFlags{Level: "info"}}},
+			wantName: "serve", wantOpts: serveOptions{Store: store("/d"), Address: "127.0.0.1:9000", MountOpt: mountFlags{AttrTimeout: time.Second}, Log: logFlags{Level: "info"}, ReadCache: readCacheFlag{Size: "auto"}}},
 		{name: "serve everything", args: []string{"serve", "--data=/d", "--drives", "6", "--parity", "2",
-			"--address", "0.0.0.0:9100", "--mount", "/mnt/cairn", "--attr-timeout", "1h", "--log-level", "debug"},
+			"--address", "0.0.0.0:9100", "--mount", "/mnt/cairn", "--attr-timeout", "1h", "--log-level", "debug", "--read-cache", "512MiB"},
 			wantName: "serve", wantLevel: "debug",
 			wantOpts: serveOptions{Store: storeFlags{Data: "/d", Drives: 6, Parity: 2}, Address: "0.0.0.0:9100",
-				Mount: "/mnt/cairn", MountOpt: mountFlags{AttrTimeout: time.Hour}, Log: logFlags{Level: "debug"}}},
+				Mount: "/mnt/cairn", MountOpt: mountFlags{AttrTimeout: time.Hour}, Log: logFlags{Level: "debug"}, ReadCache: readCacheFlag{Size: "512MiB"}}},
 		{name: "serve repeated drive", args: []string{"serve", "-data", "/d", "--drive", "/a", "--drive", "/b", "--parity", "0"},
 			wantName: "serve", wantOpts: serveOptions{Store: storeFlags{Data: "/d", Drive: []string{"/a", "/b"}, Parity: 0},
-				Address: "127.0.0.1:9000", MountOpt: mountFlags{AttrTimeout: time.Second}, Log: logFlags{Level: "info"}}},
+				Address: "127.0.0.1:9000", MountOpt: mountFlags{AttrTimeout: time.Second}, Log: logFlags{Level: "info"}, ReadCache: readCacheFlag{Size: "auto"}}},
 		{name: "serve without data", args: []string{"serve"}, wantErr: "--data is required"},
 		{name: "serve unknown flag", args: []string{"serve", "--data", "/d", "--bogus"}, wantErr: "flag provided but not defined: -bogus"},
 		{name: "serve drives and drive", args: []string{"serve", "--data", "/d", "--drives", "2", "--drive", "/a"}, wantErr: "either --drives or --drive"},
 		{name: "serve negative drives", args: []string{"serve", "--data", "/d", "--drives", "-1"}, wantErr: "--drives must not be negative"},
 		{name: "serve parity too low", args: []string{"serve", "--data", "/d", "--parity", "-2"}, wantErr: "--parity must be -1"},
 		{name: "serve parity not a number", args: []string{"serve", "--data", "/d", "--parity", "two"}, wantErr: "invalid value \"two\" for flag -parity"},
+		{name: "serve bad read cache", args: []string{"serve", "--data", "/d", "--read-cache", "lots"}, wantErr: "--read-cache \"lots\""},
+		{name: "mount bad read cache", args: []string{"mount", "--data", "/d", "--read-cache", "-1", "/m"}, wantErr: "--read-cache \"-1\""},
 		{name: "serve empty drive", args: []string{"serve", "--data", "/d", "--drive", ""}, wantErr: "--drive must not be empty"},
 		{name: "serve bad address", args: []string{"serve", "--data", "/d", "--address", "localhost"}, wantErr: "--address \"localhost\""},
 		{name: "serve bad log level", args: []string{"serve", "--data", "/d", "--log-level", "loud"}, wantErr: "unknown log level \"loud\""},
@@ -45,9 +47,9 @@ func TestParseArgs(t *testing.T) {
 
 		// mount
 		{name: "mount", args: []string{"mount", "--data", "/d", "/mnt"},
-			wantName: "mount", wantOpts: mountOptions{Store: store("/d"), Mount: mountFlags{AttrTimeout: time.Second}, Mountpoint: "/mnt", Log: logFlags{Level: "info"}}},
+			wantName: "mount", wantOpts: mountOptions{Store: store("/d"), Mount: mountFlags{AttrTimeout: time.Second}, Mountpoint: "/mnt", Log: logFlags{Level: "info"}, ReadCache: readCacheFlag{Size: "auto"}}},
 		{name: "mount point first", args: []string{"mount", "/mnt", "--data", "/d", "--attr-timeout", "5s"},
-			wantName: "mount", wantOpts: mountOptions{Store: store("/d"), Mount: mountFlags{AttrTimeout: 5 * time.Second}, Mountpoint: "/mnt", Log: logFlags{Level: "info"}}},
+			wantName: "mount", wantOpts: mountOptions{Store: store("/d"), Mount: mountFlags{AttrTimeout: 5 * time.Second}, Mountpoint: "/mnt", Log: logFlags{Level: "info"}, ReadCache: readCacheFlag{Size: "auto"}}},
 		{name: "mount without point", args: []string{"mount", "--data", "/d"}, wantErr: "exactly one mount point, got 0"},
 		{name: "mount two points", args: []string{"mount", "--data", "/d", "/a", "/b"}, wantErr: "exactly one mount point, got 2"},
 		{name: "mount bad timeout", args: []string{"mount", "--data", "/d", "--attr-timeout", "0s", "/a"}, wantErr: "--attr-timeout must be positive"},
@@ -127,5 +129,30 @@ func TestStoreFlagsOptions(t *testing.T) {
 	}
 	if err := o.Validate(); err != nil {
 		t.Fatalf("Validate: %v", err)
+	}
+}
+
+func TestReadCacheFlag(t *testing.T) {
+	for _, tc := range []struct {
+		in      string
+		want    int64 // -1: auto, anything from 1 byte to maxAutoReadCache
+		wantErr bool
+	}{
+		{"0", 0, false}, {"512MiB", 512 << 20, false}, {"2GiB", 2 << 30, false}, {"4096", 4096, false},
+		{"auto", -1, false}, {"", 0, true}, {"-1", 0, true}, {"1.5GiB", 0, true}, {"lots", 0, true},
+	} {
+		got, err := readCacheFlag{Size: tc.in}.bytes("serve")
+		switch {
+		case tc.wantErr:
+			if err == nil {
+				t.Errorf("%q: accepted as %d", tc.in, got)
+			}
+		case err != nil:
+			t.Errorf("%q: %v", tc.in, err)
+		case tc.want == -1 && (got <= 0 || got > maxAutoReadCache):
+			t.Errorf("auto = %d, want (0, %d]", got, maxAutoReadCache)
+		case tc.want != -1 && got != tc.want:
+			t.Errorf("%q = %d, want %d", tc.in, got, tc.want)
+		}
 	}
 }

@@ -37,6 +37,7 @@ type serveOptions struct {
 	LifecycleInterval time.Duration
 	LifecycleDay      time.Duration
 	Log               logFlags
+	ReadCache         readCacheFlag
 }
 
 func parseServe(args []string) (invocation, error) {
@@ -47,12 +48,16 @@ func parseServe(args []string) (invocation, error) {
 	fs.StringVar(&o.Address, "address", defaultAddress, "`host:port` of the HTTP faces (S3, Iceberg REST, health)")
 	fs.StringVar(&o.Mount, "mount", "", "also mount the store at this `directory` (FUSE)")
 	o.MountOpt.register(fs)
+	o.ReadCache.register(fs)
 	fs.DurationVar(&o.LifecycleInterval, "lifecycle-interval", 0, "how often lifecycle rules are applied (0: 1h)")
 	fs.DurationVar(&o.LifecycleDay, "lifecycle-day", 0, "the length of a lifecycle rule's day (0: 24h; shorter to rehearse rules)")
 	if help, err := parseFlags(fs, args); help != nil || err != nil {
 		return deref(help), err
 	}
 	if err := o.Store.check("serve"); err != nil {
+		return invocation{}, err
+	}
+	if _, err := o.ReadCache.bytes("serve"); err != nil {
 		return invocation{}, err
 	}
 	if _, _, err := net.SplitHostPort(o.Address); err != nil {
@@ -73,6 +78,7 @@ func runServe(ctx context.Context, o serveOptions, d deps) (err error) {
 	tuneGC()
 	sopt := o.Store.options(logger.With().Str("component", "objstore").Logger())
 	sopt.LifecycleInterval, sopt.LifecycleDay = o.LifecycleInterval, o.LifecycleDay
+	sopt.ReadCacheSize, _ = o.ReadCache.bytes("serve") // checked when parsed
 	if err := sopt.Validate(); err != nil {
 		return err
 	}

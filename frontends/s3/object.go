@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/cairnstore/cairn/internal/httpx"
 	"github.com/cairnstore/cairn/objstore"
 )
 
@@ -207,7 +208,7 @@ func (s *Server) serveObject(w *recorder, req *request, withBody bool) error {
 	}
 	bp := s.bufs.Get().(*[]byte)
 	defer s.bufs.Put(bp)
-	_, err = io.CopyBuffer(w, io.NewSectionReader(r, start, length), *bp)
+	_, err = r.CopyRange(httpx.FileWriter{Recorder: w}, start, length, *bp)
 	return err
 }
 

@@ -1,6 +1,9 @@
 package httpx
 
-import "net/http"
+import (
+	"io"
+	"net/http"
+)
 
 // Recorder is a ResponseWriter that remembers the status sent and counts
 // the body bytes written, for the access log and the metrics.
@@ -43,4 +46,25 @@ func (r *Recorder) Flush() {
 	if f, ok := r.ResponseWriter.(http.Flusher); ok {
 		f.Flush()
 	}
+}
+
+// FileWriter is a Recorder for bodies sent partly from files. Its
+// ReadFrom passes the source to the ResponseWriter's, so a file range
+// (an *io.LimitedReader of an *os.File) goes out with sendfile(2). The
+// Recorder itself has no ReadFrom: io.Copy into it keeps its own buffer
+// size rather than net/http's generic 32 KiB copy.
+type FileWriter struct{ *Recorder }
+
+// ReadFrom implements io.ReaderFrom.
+func (f FileWriter) ReadFrom(src io.Reader) (int64, error) {
+	rf, ok := f.ResponseWriter.(io.ReaderFrom)
+	if !ok {
+		return io.Copy(struct{ io.Writer }{f.Recorder}, src)
+	}
+	if !f.wrote {
+		f.WriteHeader(http.StatusOK)
+	}
+	n, err := rf.ReadFrom(src)
+	f.Bytes += n
+	return n, err
 }

@@ -70,7 +70,9 @@
 //     order, so a sink sees one append after another (the drive package
 //     turns them into large O_DIRECT writes).
 //   - With HashWith, the object bytes are fed to a hash a block at a time
-//     on the Writer's own goroutine, overlapping reading and writing.
+//     on the Writer's own goroutine, overlapping reading and writing;
+//     TeeBlocks hands each block's bytes to a function on that goroutine
+//     too (the store's block cache).
 //   - Memory use is bounded by a few blocks, whatever the object size.
 //
 // Codec, Reader.ReadAt and MemFile are safe for concurrent use; Writer and

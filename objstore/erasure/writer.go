@@ -25,8 +25,8 @@ type Writer struct {
 	hdrLen int64
 	queues []chan sinkJob // nil for a sink unavailable from the start
 	wg     sync.WaitGroup
-	hashQ  chan hashJob // nil unless HashWith was called
-	hashWG sync.WaitGroup
+	obs    []chan obsJob // one per HashWith or TeeBlocks, each with its goroutine
+	obsWG  sync.WaitGroup
 
 	mu     sync.Mutex // protects the following
 	failed []bool
@@ -50,8 +50,9 @@ type sinkJob struct {
 	buf  *inflight // released after the job, if not nil
 }
 
-// hashJob is one block's object bytes for the hash worker.
-type hashJob struct {
+// obsJob is one block's object bytes for an observer (HashWith, TeeBlocks).
+type obsJob struct {
+	block int64
 	parts [][]byte
 	buf   *inflight
 }
@@ -122,25 +123,42 @@ func (c *Codec) NewWriter(ctx context.Context, hdr Header, sinks []io.WriterAt) 
 // HashWith makes the Writer pass every object byte, in order, to h (an
 // ETag's MD5, say) on a goroutine of its own, a block at a time as blocks
 // are encoded, so hashing overlaps reading the body and writing the
-// shards. h has seen every byte once Close returns. Call it before the
-// first Write.
+// shards. h has seen every byte once Close returns. Call it once, before
+// the first Write.
 func (w *Writer) HashWith(h io.Writer) {
-	if w.hashQ != nil || w.size > 0 {
+	w.observe(func(_ int64, parts [][]byte) {
+		for _, p := range parts {
+			_, _ = h.Write(p)
+		}
+	})
+}
+
+// TeeBlocks makes the Writer pass each block's object bytes (as
+// consecutive parts, in block order) to fn once it is encoded, on a
+// goroutine of its own. fn must not keep parts after it returns. fn has
+// seen every block once Close returns. Call it before the first Write.
+func (w *Writer) TeeBlocks(fn func(block int64, parts [][]byte)) {
+	w.observe(fn)
+}
+
+// observe starts a goroutine that passes every block to fn; nothing once
+// writing has begun.
+func (w *Writer) observe(fn func(block int64, parts [][]byte)) {
+	if w.size > 0 {
 		return
 	}
-	w.hashQ = make(chan hashJob, sinkQueueDepth)
-	w.hashWG.Add(1)
+	q := make(chan obsJob, sinkQueueDepth)
+	w.obs = append(w.obs, q)
+	w.obsWG.Add(1)
 	go func() {
-		defer w.hashWG.Done()
+		defer w.obsWG.Done()
 		for {
 			select {
-			case j, ok := <-w.hashQ:
+			case j, ok := <-q:
 				if !ok {
 					return
 				}
-				for _, p := range j.parts {
-					_, _ = h.Write(p)
-				}
+				fn(j.block, j.parts)
 				j.buf.release()
 			case <-w.ctx.Done():
 				return
@@ -339,28 +357,28 @@ func (w *Writer) flush() error {
 	}
 	off := w.hdrLen + w.block*int64(c.stride) // every earlier block was full
 	f := &inflight{c: c, buf: w.buf}
+	block := w.block
 	w.buf, w.fill = nil, 0
 	w.block++
-	extra := 0
-	if w.hashQ != nil {
-		extra = 1
-	}
+	extra := len(w.obs)
 	err := w.dispatch(func(i int) sinkJob {
 		return sinkJob{off: off, data: c.chunk(buf, i, ss), seal: true, buf: f}
 	}, f, extra)
-	if err != nil || w.hashQ == nil {
+	if err != nil || len(w.obs) == 0 {
 		return err
 	}
 	parts := make([][]byte, 0, c.k)
 	for i := 0; i < c.k && i*ss < l; i++ {
 		parts = append(parts, shards[i][:min(ss, l-i*ss)])
 	}
-	select {
-	case w.hashQ <- hashJob{parts: parts, buf: f}:
-		return nil
-	case <-w.ctx.Done():
-		return w.ctx.Err()
+	for _, q := range w.obs {
+		select {
+		case q <- obsJob{block: block, parts: parts, buf: f}:
+		case <-w.ctx.Done():
+			return w.ctx.Err()
+		}
 	}
+	return nil
 }
 
 // relayout moves the l object bytes of a short last block, written with the
@@ -397,10 +415,10 @@ func (w *Writer) Close() error {
 			close(q)
 		}
 	}
-	if w.hashQ != nil {
-		close(w.hashQ)
-		w.hashWG.Wait()
+	for _, q := range w.obs {
+		close(q)
 	}
+	w.obsWG.Wait()
 	w.wg.Wait()
 	if err == nil {
 		err = w.ctx.Err()

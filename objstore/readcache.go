@@ -1,0 +1,180 @@
+package objstore
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"sort"
+
+	"github.com/cairnstore/cairn/objstore/blockcache"
+)
+
+// openCache makes the block cache Options.ReadCacheSize asks for. A cache
+// that cannot be made (no memfd) is logged and left out: reads work
+// without it.
+func (s *Store) openCache() {
+	if s.opt.ReadCacheSize <= 0 {
+		return
+	}
+	c, err := blockcache.New(s.opt.ReadCacheSize, s.layout.BlockSize)
+	if err != nil {
+		s.log.Warn().Err(err).Int64("size", s.opt.ReadCacheSize).Msg("read cache off")
+		return
+	}
+	s.cache = c
+}
+
+// teeToCache returns what a Writer of data id passes its blocks to, so
+// that an object just written is read from memory; nil without a cache.
+func (s *Store) teeToCache(id string) func(int64, [][]byte) {
+	if s.cache == nil {
+		return nil
+	}
+	return func(b int64, parts [][]byte) {
+		if _, err := s.cache.Insert(blockcache.Key{Data: id, Block: b}, parts...); err != nil {
+			s.log.Warn().Err(err).Msg("read cache: written block not kept")
+		}
+	}
+}
+
+// CacheStats returns the block cache's counters; ok is false when the
+// store has no cache.
+func (s *Store) CacheStats() (st blockcache.Stats, ok bool) {
+	if s.cache == nil {
+		return blockcache.Stats{}, false
+	}
+	return s.cache.Stats(), true
+}
+
+// CopyRange writes length bytes of the object from off to w, using buf
+// (which should hold a block, 1 MiB by default) for the bytes it reads.
+// Blocks found in the store's block cache are sent from it: when w is an
+// io.ReaderFrom (net/http's response is) they are handed over as a file
+// range, which a TCP connection sends with sendfile(2), making no copy in
+// this process; blocks read from the shards are put in the cache.
+// It returns the bytes written.
+func (r *ObjectReader) CopyRange(w io.Writer, off, length int64, buf []byte) (int64, error) {
+	if off < 0 || length < 0 || off+length > r.info.Size {
+		return 0, fmt.Errorf("%w: range [%d, %d) of %d bytes", ErrInvalidArgument, off, off+length, r.info.Size)
+	}
+	if len(buf) == 0 {
+		return 0, fmt.Errorf("%w: empty copy buffer", ErrInvalidArgument)
+	}
+	var written int64
+	for length > 0 {
+		i := sort.Search(len(r.ends), func(i int) bool { return r.ends[i] > off })
+		sg := r.segs[i]
+		within := off - (r.ends[i] - sg.seg.Length)
+		take := min(length, sg.seg.Length-within)
+		n, err := r.copyData(w, sg.data, sg.seg.Offset+within, take, buf)
+		written += n
+		if err != nil {
+			return written, err
+		}
+		off += take
+		length -= take
+	}
+	return written, nil
+}
+
+// copyData writes n bytes of data object d from off to w.
+func (r *ObjectReader) copyData(w io.Writer, d *dataReader, off, n int64, buf []byte) (int64, error) {
+	if d.cache == nil || int64(len(buf)) < d.blockSize {
+		return copyPlain(w, d, off, n, buf)
+	}
+	var written int64
+	for n > 0 {
+		b, within := off/d.blockSize, off%d.blockSize
+		bl := min(d.blockSize, d.size-b*d.blockSize)
+		take := min(n, bl-within)
+		k := blockcache.Key{Data: d.id, Block: b}
+		var m int64
+		var err error
+		if h, ok := d.cache.Lookup(k); ok {
+			m, err = r.sendCached(w, d.cache, h, within, take, buf)
+			d.cache.Release(h)
+		} else {
+			m, err = r.sendDecoded(w, d, k, bl, within, take, buf)
+		}
+		written += m
+		if err != nil {
+			return written, err
+		}
+		off += take
+		n -= take
+	}
+	return written, nil
+}
+
+// sendCached writes n bytes of a cached block from within to w.
+func (r *ObjectReader) sendCached(w io.Writer, c *blockcache.Cache, h blockcache.Handle, within, n int64, buf []byte) (int64, error) {
+	if rf, ok := w.(io.ReaderFrom); ok {
+		if r.cacheF == nil {
+			r.cacheF = make([]*os.File, c.Files())
+		}
+		f := r.cacheF[h.File]
+		if f == nil {
+			var err error
+			if f, err = c.OpenFile(h.File); err != nil {
+				return 0, err
+			}
+			r.cacheF[h.File] = f
+		}
+		if _, err := f.Seek(h.Off+within, io.SeekStart); err != nil {
+			return 0, fmt.Errorf("read cache: %w", err)
+		}
+		m, err := rf.ReadFrom(&io.LimitedReader{R: f, N: n})
+		if err == nil && m < n {
+			err = fmt.Errorf("read cache: %w", io.ErrUnexpectedEOF)
+		}
+		return m, err
+	}
+	p := buf[:n]
+	if _, err := c.ReadAt(h, p, int(within)); err != nil {
+		return 0, err
+	}
+	m, err := w.Write(p)
+	return int64(m), err
+}
+
+// sendDecoded reads block k (bl bytes) from the shards, puts it in the
+// cache and writes n bytes of it from within to w.
+func (r *ObjectReader) sendDecoded(w io.Writer, d *dataReader, k blockcache.Key, bl, within, n int64, buf []byte) (int64, error) {
+	p := buf[:bl]
+	if m, err := d.ReadAt(p, k.Block*d.blockSize); err != nil && (!errors.Is(err, io.EOF) || int64(m) != bl) {
+		return 0, shortData(d, err)
+	}
+	if _, err := d.cache.Insert(k, p); err != nil {
+		r.s.log.Warn().Err(err).Msg("read cache: block not kept")
+	}
+	m, err := w.Write(p[within : within+n])
+	return int64(m), err
+}
+
+// copyPlain writes n bytes of d from off to w through buf.
+func copyPlain(w io.Writer, d *dataReader, off, n int64, buf []byte) (int64, error) {
+	var written int64
+	for n > 0 {
+		p := buf[:min(n, int64(len(buf)))]
+		if m, err := d.ReadAt(p, off); err != nil && (!errors.Is(err, io.EOF) || m != len(p)) {
+			return written, shortData(d, err)
+		}
+		m, err := w.Write(p)
+		written += int64(m)
+		if err != nil {
+			return written, err
+		}
+		off += int64(len(p))
+		n -= int64(len(p))
+	}
+	return written, nil
+}
+
+// shortData names an early end of a data object as corruption.
+func shortData(d *dataReader, err error) error {
+	if errors.Is(err, io.EOF) {
+		return fmt.Errorf("%w: data %s shorter than its segment", ErrDataCorrupt, d.id)
+	}
+	return err
+}
