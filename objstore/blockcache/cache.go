@@ -47,6 +47,9 @@ type Cache struct {
 	free    []int     // slots never used or given back
 	filling map[Key]bool
 	stats   Stats
+	inUse   int  // pinned blocks and fills under way: the mappings must stay
+	closed  bool // Close was called; the memory goes when inUse drops to 0
+	gone    bool // the mappings and files are released
 }
 
 type entry struct {
@@ -134,12 +137,16 @@ func (c *Cache) SlotSize() int { return c.slotSize }
 func (c *Cache) Lookup(k Key) (Handle, bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	if c.closed {
+		return Handle{}, false
+	}
 	e, ok := c.entries[k]
 	if !ok {
 		c.stats.Misses++
 		return Handle{}, false
 	}
 	c.stats.Hits++
+	c.inUse++
 	e.pins++
 	e.looked = true
 	switch {
@@ -166,7 +173,10 @@ func (c *Cache) Release(h Handle) {
 	}
 	c.mu.Lock()
 	h.e.pins--
+	c.inUse--
+	err := c.releaseMemoryLocked()
 	c.mu.Unlock()
+	_ = err // a late teardown has no caller to tell; the process is stopping
 }
 
 // Insert puts block k, given as consecutive parts, on probation: it is
@@ -192,6 +202,11 @@ func (c *Cache) Insert(k Key, parts ...[]byte) (bool, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	delete(c.filling, k)
+	c.inUse--
+	if c.closed {
+		_ = c.releaseMemoryLocked()
+		return false, nil
+	}
 	if err != nil {
 		c.free = append(c.free, slot)
 		return false, err
@@ -209,7 +224,7 @@ func (c *Cache) Insert(k Key, parts ...[]byte) (bool, error) {
 func (c *Cache) reserve(k Key) (slot int, reused, ok bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if _, ok := c.entries[k]; ok || c.filling[k] {
+	if _, ok := c.entries[k]; ok || c.filling[k] || c.closed {
 		return 0, false, false
 	}
 	if len(c.free) > 0 {
@@ -230,6 +245,7 @@ func (c *Cache) reserve(k Key) (slot int, reused, ok bool) {
 		slot, reused = e.slot, e.looked
 	}
 	c.filling[k] = true
+	c.inUse++
 	return slot, reused, true
 }
 
@@ -284,6 +300,11 @@ func (c *Cache) Files() int { return len(c.files) }
 // for a reader that sends pinned blocks with sendfile(2) (seek to
 // Handle.Off, then copy Handle.Len bytes). The caller closes it.
 func (c *Cache) OpenFile(i int) (*os.File, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.gone {
+		return nil, fmt.Errorf("blockcache: %w", os.ErrClosed)
+	}
 	f, err := os.Open(fmt.Sprintf("/proc/self/fd/%d", c.files[i].Fd()))
 	if err != nil {
 		return nil, fmt.Errorf("blockcache: reopen the memfd: %w", err)
@@ -300,8 +321,24 @@ func (c *Cache) Stats() Stats {
 	return s
 }
 
-// Close releases the cache's memory once no file from OpenFile is open.
+// Close stops the cache: lookups miss and nothing more comes in. Its
+// memory is released now, or when the last pinned block is released and
+// the last fill under way ends (a reader still sending must not find its
+// mapping gone).
 func (c *Cache) Close() error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.closed = true
+	return c.releaseMemoryLocked()
+}
+
+// releaseMemoryLocked unmaps and closes the memfds once the cache is
+// closed and nothing uses them.
+func (c *Cache) releaseMemoryLocked() error {
+	if !c.closed || c.inUse > 0 || c.gone {
+		return nil
+	}
+	c.gone = true
 	var err error
 	for _, m := range c.maps {
 		err = errors.Join(err, unix.Munmap(m))

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"io"
+	"sync"
 	"testing"
 
 	"golang.org/x/sys/unix"
@@ -212,3 +213,73 @@ func TestReuseKeepsSplicedPages(t *testing.T) {
 type fdReader int
 
 func (r fdReader) Read(p []byte) (int, error) { return unix.Read(int(r), p) }
+
+// TestCloseWhilePinned: a block pinned when the cache closes stays
+// readable until released; afterwards nothing is looked up or kept.
+func TestCloseWhilePinned(t *testing.T) {
+	c, err := New(4*slot, slot)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := Key{"a", 0}
+	insert(t, c, a, block('a', 100))
+	h, ok := c.Lookup(a)
+	if !ok {
+		t.Fatal("miss")
+	}
+	if err := c.Close(); err != nil {
+		t.Fatal(err)
+	}
+	p := make([]byte, 100)
+	if _, err := c.ReadAt(h, p, 0); err != nil || !bytes.Equal(p, block('a', 100)) {
+		t.Fatalf("pinned block after Close: %v", err)
+	}
+	f, err := c.OpenFile(h.File)
+	if err != nil {
+		t.Fatalf("OpenFile while a block is pinned: %v", err)
+	}
+	_ = f.Close()
+	if _, hit := c.Lookup(a); hit {
+		t.Fatal("hit after Close")
+	}
+	if ok, err := c.Insert(Key{"b", 0}, block('b', 10)); ok || err != nil {
+		t.Fatalf("insert after Close: %v %v", ok, err)
+	}
+	c.Release(h)
+	if _, err := c.OpenFile(0); err == nil {
+		t.Fatal("OpenFile after the last release")
+	}
+}
+
+// TestConcurrent churns a small cache from many goroutines: every hit
+// must hold the bytes its key was inserted with (run with -race).
+func TestConcurrent(t *testing.T) {
+	c := newCache(t, 8)
+	var wg sync.WaitGroup
+	for g := range 8 {
+		wg.Go(func() {
+			for i := range 300 {
+				k := Key{"k", int64((g*7 + i) % 20)}
+				want := block(byte(k.Block), 1000)
+				if h, ok := c.Lookup(k); ok {
+					p := make([]byte, h.Len)
+					_, err := c.ReadAt(h, p, 0)
+					c.Release(h)
+					if err != nil || !bytes.Equal(p, want) {
+						t.Errorf("%v: wrong bytes (%v)", k, err)
+						return
+					}
+					continue
+				}
+				if _, err := c.Insert(k, want[:500], want[500:]); err != nil {
+					t.Error(err)
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	if st := c.Stats(); st.Used > 8 || st.Hits == 0 || st.Evicted == 0 {
+		t.Fatalf("stats %+v", st)
+	}
+}
