@@ -6,6 +6,9 @@ import (
 	"io"
 	"os"
 	"sort"
+	"time"
+
+	"github.com/rs/zerolog"
 
 	"github.com/cairnstore/cairn/objstore/blockcache"
 )
@@ -23,6 +26,8 @@ func (s *Store) openCache() {
 		return
 	}
 	s.cache = c
+	// A cache short of memory fails every insert: say so once a minute.
+	s.cacheLog = s.log.Sample(&zerolog.BurstSampler{Burst: 1, Period: time.Minute})
 }
 
 // teeToCache returns what a Writer of data id passes its blocks to, so
@@ -33,7 +38,7 @@ func (s *Store) teeToCache(id string) func(int64, [][]byte) {
 	}
 	return func(b int64, parts [][]byte) {
 		if _, err := s.cache.Insert(blockcache.Key{Data: id, Block: b}, parts...); err != nil {
-			s.log.Warn().Err(err).Msg("read cache: written block not kept")
+			s.cacheLog.Warn().Err(err).Msg("read cache: written block not kept")
 		}
 	}
 }
@@ -53,7 +58,8 @@ func (s *Store) CacheStats() (st blockcache.Stats, ok bool) {
 // io.ReaderFrom (net/http's response is) they are handed over as a file
 // range, which a TCP connection sends with sendfile(2), making no copy in
 // this process; blocks read from the shards are put in the cache.
-// It returns the bytes written.
+// It returns the bytes written. Unlike ReadAt, it is not safe for
+// concurrent use.
 func (r *ObjectReader) CopyRange(w io.Writer, off, length int64, buf []byte) (int64, error) {
 	if off < 0 || length < 0 || off+length > r.info.Size {
 		return 0, fmt.Errorf("%w: range [%d, %d) of %d bytes", ErrInvalidArgument, off, off+length, r.info.Size)
@@ -146,7 +152,7 @@ func (r *ObjectReader) sendDecoded(w io.Writer, d *dataReader, k blockcache.Key,
 		return 0, shortData(d, err)
 	}
 	if _, err := d.cache.Insert(k, p); err != nil {
-		r.s.log.Warn().Err(err).Msg("read cache: block not kept")
+		r.s.cacheLog.Warn().Err(err).Msg("read cache: block not kept")
 	}
 	m, err := w.Write(p[within : within+n])
 	return int64(m), err

@@ -55,7 +55,8 @@ type Store struct {
 	md5srv      md5simd.Server // multi-stream MD5 for concurrent large writes
 	largeWrites atomic.Int32   // large writes in flight
 
-	cache *blockcache.Cache // nil when Options.ReadCacheSize is 0
+	cache    *blockcache.Cache // nil when Options.ReadCacheSize is 0
+	cacheLog zerolog.Logger    // log, sampled: cache errors come per block
 
 	healq     chan string   // data ids seen degraded
 	cleanWake chan struct{} // nudges the cleaner

@@ -38,7 +38,7 @@ func TestParseArgs(t *testing.T) {
 		{name: "serve parity too low", args: []string{"serve", "--data", "/d", "--parity", "-2"}, wantErr: "--parity must be -1"},
 		{name: "serve parity not a number", args: []string{"serve", "--data", "/d", "--parity", "two"}, wantErr: "invalid value \"two\" for flag -parity"},
 		{name: "serve bad read cache", args: []string{"serve", "--data", "/d", "--read-cache", "lots"}, wantErr: "--read-cache \"lots\""},
-		{name: "mount bad read cache", args: []string{"mount", "--data", "/d", "--read-cache", "-1", "/m"}, wantErr: "--read-cache \"-1\""},
+		{name: "mount has no read cache", args: []string{"mount", "--data", "/d", "--read-cache", "1GiB", "/m"}, wantErr: "flag provided but not defined: -read-cache"},
 		{name: "serve empty drive", args: []string{"serve", "--data", "/d", "--drive", ""}, wantErr: "--drive must not be empty"},
 		{name: "serve bad address", args: []string{"serve", "--data", "/d", "--address", "localhost"}, wantErr: "--address \"localhost\""},
 		{name: "serve bad log level", args: []string{"serve", "--data", "/d", "--log-level", "loud"}, wantErr: "unknown log level \"loud\""},
@@ -47,9 +47,9 @@ func TestParseArgs(t *testing.T) {
 
 		// mount
 		{name: "mount", args: []string{"mount", "--data", "/d", "/mnt"},
-			wantName: "mount", wantOpts: mountOptions{Store: store("/d"), Mount: mountFlags{AttrTimeout: time.Second}, Mountpoint: "/mnt", Log: logFlags{Level: "info"}, ReadCache: readCacheFlag{Size: "auto"}}},
+			wantName: "mount", wantOpts: mountOptions{Store: store("/d"), Mount: mountFlags{AttrTimeout: time.Second}, Mountpoint: "/mnt", Log: logFlags{Level: "info"}}},
 		{name: "mount point first", args: []string{"mount", "/mnt", "--data", "/d", "--attr-timeout", "5s"},
-			wantName: "mount", wantOpts: mountOptions{Store: store("/d"), Mount: mountFlags{AttrTimeout: 5 * time.Second}, Mountpoint: "/mnt", Log: logFlags{Level: "info"}, ReadCache: readCacheFlag{Size: "auto"}}},
+			wantName: "mount", wantOpts: mountOptions{Store: store("/d"), Mount: mountFlags{AttrTimeout: 5 * time.Second}, Mountpoint: "/mnt", Log: logFlags{Level: "info"}}},
 		{name: "mount without point", args: []string{"mount", "--data", "/d"}, wantErr: "exactly one mount point, got 0"},
 		{name: "mount two points", args: []string{"mount", "--data", "/d", "/a", "/b"}, wantErr: "exactly one mount point, got 2"},
 		{name: "mount bad timeout", args: []string{"mount", "--data", "/d", "--attr-timeout", "0s", "/a"}, wantErr: "--attr-timeout must be positive"},

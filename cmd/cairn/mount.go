@@ -36,7 +36,6 @@ type mountOptions struct {
 	Mount      mountFlags
 	Mountpoint string
 	Log        logFlags
-	ReadCache  readCacheFlag
 }
 
 func parseMount(args []string) (invocation, error) {
@@ -45,7 +44,6 @@ func parseMount(args []string) (invocation, error) {
 	o.Store.register(fs)
 	o.Mount.register(fs)
 	o.Log.register(fs)
-	o.ReadCache.register(fs)
 	// The mount point comes after the flags: "cairn mount --data DIR MNT".
 	var pos []string
 	rest := args
@@ -66,9 +64,6 @@ func parseMount(args []string) (invocation, error) {
 	if err := o.Store.check("mount"); err != nil {
 		return invocation{}, err
 	}
-	if _, err := o.ReadCache.bytes("mount"); err != nil {
-		return invocation{}, err
-	}
 	if o.Mount.AttrTimeout <= 0 {
 		return invocation{}, usageErrorf("mount", "--attr-timeout must be positive")
 	}
@@ -83,7 +78,7 @@ func parseMount(args []string) (invocation, error) {
 func runMount(ctx context.Context, o mountOptions, d deps) (err error) {
 	logger := d.log
 	sopt := o.Store.options(logger.With().Str("component", "objstore").Logger())
-	sopt.ReadCacheSize, _ = o.ReadCache.bytes("mount") // checked when parsed
+	// No read cache: only the S3 face sends from it, and cairn mount has none.
 	if err := sopt.Validate(); err != nil {
 		return err
 	}
