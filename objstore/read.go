@@ -290,7 +290,7 @@ func (s *Store) newDataReader(ctx context.Context, id string, d meta.Data) (*dat
 		return nil, fmt.Errorf("%w: data id %q", meta.ErrCorruptRecord, id)
 	}
 	dr := &dataReader{s: s, id: id, blockSize: int64(d.BlockSize), size: d.Size}
-	if s.cache != nil && d.Pack == 0 && d.BlockSize <= s.cache.SlotSize() {
+	if d.Pack == 0 && d.BlockSize == s.layout.BlockSize && s.cacheable(d.Size) {
 		dr.cache = s.cache
 	}
 	srcs := make([]io.ReaderAt, d.K+d.M)

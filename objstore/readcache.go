@@ -30,10 +30,12 @@ func (s *Store) openCache() {
 	s.cacheLog = s.log.Sample(&zerolog.BurstSampler{Burst: 1, Period: time.Minute})
 }
 
-// teeToCache returns what a Writer of data id passes its blocks to, so
-// that an object just written is read from memory; nil without a cache.
-func (s *Store) teeToCache(id string) func(int64, [][]byte) {
-	if s.cache == nil {
+// teeToCache returns what a Writer of data id (size bytes, -1 when not
+// known) passes its blocks to, so that an object just written is read
+// from memory; nil without a cache, or for data smaller than a block
+// (it would take a whole slot, and small GETs read it directly).
+func (s *Store) teeToCache(id string, size int64) func(int64, [][]byte) {
+	if !s.cacheable(size) {
 		return nil
 	}
 	return func(b int64, parts [][]byte) {
@@ -41,6 +43,12 @@ func (s *Store) teeToCache(id string) func(int64, [][]byte) {
 			s.cacheLog.Warn().Err(err).Msg("read cache: written block not kept")
 		}
 	}
+}
+
+// cacheable says whether data of size bytes (-1: not known) goes in the
+// block cache: at least one whole block, of the cache's block size.
+func (s *Store) cacheable(size int64) bool {
+	return s.cache != nil && (size < 0 || size >= int64(s.cache.SlotSize()))
 }
 
 // CacheStats returns the block cache's counters; ok is false when the
@@ -84,9 +92,11 @@ func (r *ObjectReader) CopyRange(w io.Writer, off, length int64, buf []byte) (in
 	return written, nil
 }
 
-// copyData writes n bytes of data object d from off to w.
+// copyData writes n bytes of data object d from off to w. Blocks missing
+// from the cache are read from the shards into buf and put in the cache
+// when buf holds a whole block, and copied through buf otherwise.
 func (r *ObjectReader) copyData(w io.Writer, d *dataReader, off, n int64, buf []byte) (int64, error) {
-	if d.cache == nil || int64(len(buf)) < d.blockSize {
+	if d.cache == nil {
 		return copyPlain(w, d, off, n, buf)
 	}
 	var written int64
@@ -94,14 +104,18 @@ func (r *ObjectReader) copyData(w io.Writer, d *dataReader, off, n int64, buf []
 		b, within := off/d.blockSize, off%d.blockSize
 		bl := min(d.blockSize, d.size-b*d.blockSize)
 		take := min(n, bl-within)
+		if take <= 0 { // the segment runs past its data: a bad index entry
+			return written, fmt.Errorf("%w: data %s: segment ends past its %d bytes", ErrDataCorrupt, d.id, d.size)
+		}
 		k := blockcache.Key{Data: d.id, Block: b}
 		var m int64
 		var err error
 		if h, ok := d.cache.Lookup(k); ok {
 			m, err = r.sendCached(w, d.cache, h, within, take, buf)
-			d.cache.Release(h)
-		} else {
+		} else if int64(len(buf)) >= bl {
 			m, err = r.sendDecoded(w, d, k, bl, within, take, buf)
+		} else {
+			m, err = copyPlain(w, d, off, take, buf)
 		}
 		written += m
 		if err != nil {
@@ -113,35 +127,53 @@ func (r *ObjectReader) copyData(w io.Writer, d *dataReader, off, n int64, buf []
 	return written, nil
 }
 
-// sendCached writes n bytes of a cached block from within to w.
+// sendCached writes n bytes of a cached block from within to w, and
+// releases it. An io.ReaderFrom gets a range of a cache file (sendfile on
+// a TCP connection); otherwise, or when the file cannot be opened (out of
+// file descriptors, no /proc), the bytes are copied through buf.
 func (r *ObjectReader) sendCached(w io.Writer, c *blockcache.Cache, h blockcache.Handle, within, n int64, buf []byte) (int64, error) {
+	defer c.Release(h)
 	if rf, ok := w.(io.ReaderFrom); ok {
-		if r.cacheF == nil {
-			r.cacheF = make([]*os.File, c.Files())
-		}
-		f := r.cacheF[h.File]
-		if f == nil {
-			var err error
-			if f, err = c.OpenFile(h.File); err != nil {
-				return 0, err
+		if f := r.cacheFile(c, h.File); f != nil {
+			if _, err := f.Seek(h.Off+within, io.SeekStart); err == nil {
+				m, err := rf.ReadFrom(&io.LimitedReader{R: f, N: n})
+				if err == nil && m < n {
+					err = fmt.Errorf("read cache: %w", io.ErrUnexpectedEOF)
+				}
+				return m, err
 			}
-			r.cacheF[h.File] = f
 		}
-		if _, err := f.Seek(h.Off+within, io.SeekStart); err != nil {
-			return 0, fmt.Errorf("read cache: %w", err)
-		}
-		m, err := rf.ReadFrom(&io.LimitedReader{R: f, N: n})
-		if err == nil && m < n {
-			err = fmt.Errorf("read cache: %w", io.ErrUnexpectedEOF)
-		}
-		return m, err
 	}
-	p := buf[:n]
-	if _, err := c.ReadAt(h, p, int(within)); err != nil {
-		return 0, err
+	var written int64
+	for written < n {
+		p := buf[:min(n-written, int64(len(buf)))]
+		if _, err := c.ReadAt(h, p, int(within+written)); err != nil {
+			return written, err
+		}
+		m, err := w.Write(p)
+		written += int64(m)
+		if err != nil {
+			return written, err
+		}
 	}
-	m, err := w.Write(p)
-	return int64(m), err
+	return written, nil
+}
+
+// cacheFile is this reader's own open file of cache file i, or nil when
+// it cannot be opened (logged).
+func (r *ObjectReader) cacheFile(c *blockcache.Cache, i int) *os.File {
+	if r.cacheF == nil {
+		r.cacheF = make([]*os.File, c.Files())
+	}
+	if r.cacheF[i] == nil {
+		f, err := c.OpenFile(i)
+		if err != nil {
+			r.s.cacheLog.Warn().Err(err).Msg("read cache: sending by copy")
+			return nil
+		}
+		r.cacheF[i] = f
+	}
+	return r.cacheF[i]
 }
 
 // sendDecoded reads block k (bl bytes) from the shards, puts it in the

@@ -67,6 +67,23 @@ func TestCopyRange(t *testing.T) {
 	if !ok || st.Hits == 0 || st.Misses != 0 || st.Admitted != 6 {
 		t.Fatalf("a fresh object's blocks should all be cached by its put: %+v", st)
 	}
+	// A buffer smaller than a block: hits are copied through it.
+	var small bytes.Buffer
+	r0, _ := s.Open(context.Background(), "bkt", "k", GetOptions{})
+	if n, err := r0.CopyRange(plainWriter{&small}, 10, int64(len(data))-10, make([]byte, 1000)); err != nil || n != int64(len(data))-10 || !bytes.Equal(small.Bytes(), data[10:]) {
+		t.Fatalf("CopyRange through a 1000-byte buffer: %d, %v", n, err)
+	}
+	_ = r0.Close()
+	// Data smaller than a block takes no slot.
+	mustPut(t, s, "bkt", "tiny", data[:1000])
+	var tiny bytes.Buffer
+	copyRange(t, s, "tiny", 0, 1000, &tiny)
+	if !bytes.Equal(tiny.Bytes(), data[:1000]) {
+		t.Fatal("tiny: wrong bytes")
+	}
+	if st2, _ := s.CacheStats(); st2.Admitted != st.Admitted {
+		t.Fatalf("an object smaller than a block went into the cache: %+v", st2)
+	}
 	r, _ := s.Open(context.Background(), "bkt", "k", GetOptions{})
 	defer r.Close()
 	for _, tc := range []struct{ off, n int64 }{{-1, 1}, {0, int64(len(data)) + 1}, {int64(len(data)), 1}} {

@@ -118,7 +118,7 @@ func (s *Store) writeData(ctx context.Context, bucket, key string, body io.Reade
 		cleanup()
 		return nil, nil, wrapWriteErr(err)
 	}
-	if tee := s.teeToCache(name); tee != nil {
+	if tee := s.teeToCache(name, size); tee != nil {
 		w.TeeBlocks(tee)
 	}
 	n, err := encodeBody(w, body, size, h, wantMD5)

@@ -6,6 +6,10 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/rs/zerolog"
@@ -185,15 +189,60 @@ func (c *readCacheFlag) register(fs *flag.FlagSet) {
 // bytes is the cache size asked for; a usage error names cmd.
 func (c readCacheFlag) bytes(cmd string) (int64, error) {
 	if c.Size == "auto" {
-		var si unix.Sysinfo_t
-		if err := unix.Sysinfo(&si); err != nil {
-			return 0, nil
-		}
-		return min(int64(si.Totalram)*int64(si.Unit)/8, maxAutoReadCache), nil
+		return min(memoryLimit()/8, maxAutoReadCache), nil
 	}
 	n, err := parseSize(c.Size)
 	if err != nil {
 		return 0, usageErrorf(cmd, "--read-cache %q: want a size such as 512MiB or 2GiB, 0 or auto", c.Size)
 	}
 	return n, nil
+}
+
+// memoryLimit is the memory this process may use: the machine's RAM, or
+// its cgroup's limit when lower (the cache's memory is charged to the
+// cgroup and cannot be swapped out). Zero when neither can be read.
+func memoryLimit() int64 {
+	var si unix.Sysinfo_t
+	var ram int64
+	if unix.Sysinfo(&si) == nil {
+		ram = int64(si.Totalram) * int64(si.Unit)
+	}
+	cg, err := os.ReadFile("/proc/self/cgroup")
+	if err != nil {
+		return ram
+	}
+	if lim, ok := cgroupLimit(string(cg), func(p string) ([]byte, error) { return os.ReadFile(p) }); ok && lim < ram {
+		return lim
+	}
+	return ram
+}
+
+// cgroupLimit finds the memory limit of the cgroup named in a
+// /proc/self/cgroup text (v2's "0::/path" or v1's "N:memory:/path"),
+// reading the limit files with read; ok is false when there is none.
+func cgroupLimit(procCgroup string, read func(string) ([]byte, error)) (int64, bool) {
+	for _, line := range strings.Split(procCgroup, "\n") {
+		parts := strings.SplitN(line, ":", 3)
+		if len(parts) != 3 {
+			continue
+		}
+		var file string
+		switch {
+		case parts[0] == "0" && parts[1] == "":
+			file = "/sys/fs/cgroup" + parts[2] + "/memory.max"
+		case slices.Contains(strings.Split(parts[1], ","), "memory"):
+			file = "/sys/fs/cgroup/memory" + parts[2] + "/memory.limit_in_bytes"
+		default:
+			continue
+		}
+		b, err := read(filepath.Clean(file))
+		if err != nil {
+			continue
+		}
+		v := strings.TrimSpace(string(b))
+		if n, err := strconv.ParseInt(v, 10, 64); err == nil && n > 0 && n < 1<<60 {
+			return n, true
+		}
+	}
+	return 0, false
 }

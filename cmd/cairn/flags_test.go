@@ -156,3 +156,36 @@ func TestReadCacheFlag(t *testing.T) {
 		}
 	}
 }
+
+func TestCgroupLimit(t *testing.T) {
+	files := map[string]string{
+		"/sys/fs/cgroup/box/memory.max":                       "2147483648\n",
+		"/sys/fs/cgroup/open/memory.max":                      "max\n",
+		"/sys/fs/cgroup/memory/job/memory.limit_in_bytes":     "1073741824\n",
+		"/sys/fs/cgroup/memory/nolimit/memory.limit_in_bytes": "9223372036854771712\n",
+	}
+	read := func(p string) ([]byte, error) {
+		if v, ok := files[p]; ok {
+			return []byte(v), nil
+		}
+		return nil, errors.New("no such file")
+	}
+	for _, tc := range []struct {
+		cgroup string
+		want   int64
+		ok     bool
+	}{
+		{"0::/box\n", 2 << 30, true},
+		{"0::/open\n", 0, false},
+		{"4:memory:/job\n0::/\n", 1 << 30, true},
+		{"4:cpu,memory:/job\n", 1 << 30, true},
+		{"4:memory:/nolimit\n", 0, false},
+		{"0::/missing\n", 0, false},
+		{"garbage", 0, false},
+	} {
+		got, ok := cgroupLimit(tc.cgroup, read)
+		if got != tc.want || ok != tc.ok {
+			t.Errorf("%q: %d %v, want %d %v", tc.cgroup, got, ok, tc.want, tc.ok)
+		}
+	}
+}

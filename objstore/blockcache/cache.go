@@ -5,13 +5,21 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"strings"
 	"sync"
+	"sync/atomic"
 
 	"golang.org/x/sys/unix"
 )
 
-// ErrGeometry is returned by New for a size that holds no slot.
-var ErrGeometry = errors.New("blockcache: size must hold at least one slot")
+// ErrGeometry is returned by New for a size that holds no slot, or a
+// slot size that is not a whole number of pages.
+var ErrGeometry = errors.New("blockcache: size must hold at least one slot of whole pages")
+
+// ErrHugePages is returned by New when the kernel forces huge pages on
+// shared memory: punching one slot out of a huge page would zero it in
+// place, under bytes a socket may still be sending.
+var ErrHugePages = errors.New("blockcache: shmem huge pages are forced (/sys/kernel/mm/transparent_hugepage/shmem_enabled)")
 
 // Key names one block of one data object.
 type Key struct {
@@ -31,25 +39,28 @@ type Stats struct {
 	SlotSize int    // bytes per slot
 }
 
-// Cache is a fixed-size cache of verified blocks in a memfd. It is safe
+// Cache is a fixed-size cache of verified blocks in memfds. It is safe
 // for concurrent use.
 type Cache struct {
 	files    []*os.File // the memfds; slot i lives in files[i%len(files)]
 	maps     [][]byte   // a shared mapping of each file
 	slotSize int
 	slots    int
-	protMax  int // most blocks kept in the protected segment
 
-	mu      sync.Mutex // protects the following
-	entries map[Key]*entry
-	prob    list.List // probation: blocks not read since they came in, most recent at the front
-	prot    list.List // protected: blocks read again, most recent at the front
-	free    []int     // slots never used or given back
-	filling map[Key]bool
-	stats   Stats
-	inUse   int  // pinned blocks and fills under way: the mappings must stay
-	closed  bool // Close was called; the memory goes when inUse drops to 0
-	gone    bool // the mappings and files are released
+	noPopulate atomic.Bool // MADV_POPULATE_WRITE is not known here (before Linux 5.14)
+	protMax    int         // most blocks kept in the protected segment
+
+	mu         sync.Mutex // protects the following
+	entries    map[Key]*entry
+	prob       list.List // probation: blocks not read since they came in, most recent at the front
+	prot       list.List // protected: blocks read again, most recent at the front
+	free       []int     // slots never used or given back
+	filling    map[Key]bool
+	stats      Stats
+	slotLooked []bool // a slot's pages may be on a socket (its block was looked up)
+	inUse      int    // pinned blocks and fills under way: the mappings must stay
+	closed     bool   // Close was called; the memory goes when inUse drops to 0
+	gone       bool   // the mappings and files are released
 }
 
 type entry struct {
@@ -57,7 +68,6 @@ type entry struct {
 	slot      int
 	n         int // bytes held
 	pins      int
-	looked    bool // returned by Lookup: its pages may be on a socket
 	protected bool
 	elem      *list.Element // in prob or prot
 }
@@ -82,8 +92,11 @@ const protectedShare = 0.8
 // New makes a cache of size bytes cut into slots of slotSize bytes. The
 // memory is taken as blocks come in, not up front.
 func New(size int64, slotSize int) (*Cache, error) {
-	if slotSize <= 0 || size < int64(slotSize) {
+	if slotSize <= 0 || size < int64(slotSize) || slotSize%os.Getpagesize() != 0 {
 		return nil, fmt.Errorf("%w: size %d, slot %d", ErrGeometry, size, slotSize)
+	}
+	if b, err := os.ReadFile("/sys/kernel/mm/transparent_hugepage/shmem_enabled"); err == nil && strings.Contains(string(b), "[force]") {
+		return nil, ErrHugePages
 	}
 	slots := int(size / int64(slotSize))
 	c := &Cache{
@@ -117,7 +130,13 @@ func New(size int64, slotSize int) (*Cache, error) {
 			return nil, fmt.Errorf("blockcache: map the memfd: %w", err)
 		}
 		c.maps = append(c.maps, m)
+		// Small pages only: a slot is punched out page by page.
+		if err := unix.Madvise(m, unix.MADV_NOHUGEPAGE); err != nil && !errors.Is(err, unix.EINVAL) {
+			_ = c.Close()
+			return nil, fmt.Errorf("blockcache: madvise: %w", err)
+		}
 	}
+	c.slotLooked = make([]bool, slots)
 	return c, nil
 }
 
@@ -148,7 +167,7 @@ func (c *Cache) Lookup(k Key) (Handle, bool) {
 	c.stats.Hits++
 	c.inUse++
 	e.pins++
-	e.looked = true
+	c.slotLooked[e.slot] = true
 	switch {
 	case e.protected:
 		c.prot.MoveToFront(e.elem)
@@ -208,9 +227,10 @@ func (c *Cache) Insert(k Key, parts ...[]byte) (bool, error) {
 		return false, nil
 	}
 	if err != nil {
-		c.free = append(c.free, slot)
+		c.free = append(c.free, slot) // slotLooked still says whether to punch it
 		return false, err
 	}
+	c.slotLooked[slot] = false // fresh pages, or pages nobody was sent
 	e := &entry{key: k, slot: slot, n: n}
 	e.elem = c.prob.PushFront(e)
 	c.entries[k] = e
@@ -242,8 +262,9 @@ func (c *Cache) reserve(k Key) (slot int, reused, ok bool) {
 		}
 		delete(c.entries, e.key)
 		c.stats.Evicted++
-		slot, reused = e.slot, e.looked
+		slot = e.slot
 	}
+	reused = c.slotLooked[slot]
 	c.filling[k] = true
 	c.inUse++
 	return slot, reused, true
@@ -261,26 +282,39 @@ func (c *Cache) victim() *entry {
 	return nil
 }
 
-// fill writes parts into slot through the mapping. A reused slot's pages
-// are punched out first, so a sendfile still queued on a socket keeps the
-// bytes it was given; the new pages are then made in one call rather than
-// a fault each. The pages of a slot nobody read are written over in
-// place.
+// fill writes parts into slot. A reused slot whose pages may be on a
+// socket is punched out first, so a sendfile still queued keeps the
+// bytes it was given; other slots are written over in place. The pages
+// are made in one call (MADV_POPULATE_WRITE, which also reports a lack of
+// memory as an error rather than a SIGBUS on a fault) and filled through
+// the mapping; a kernel without it gets pwrite(2).
 func (c *Cache) fill(slot int, parts [][]byte, reused bool) error {
 	i, off := c.where(slot)
-	dst := c.maps[i][off : off+int64(c.slotSize)]
 	if reused {
 		if err := unix.Fallocate(int(c.files[i].Fd()), unix.FALLOC_FL_PUNCH_HOLE|unix.FALLOC_FL_KEEP_SIZE, off, int64(c.slotSize)); err != nil {
 			return fmt.Errorf("blockcache: free slot: %w", err)
 		}
 	}
-	if err := unix.Madvise(dst, unix.MADV_POPULATE_WRITE); err != nil {
-		// ENOMEM: no memory for the slot; the write below would fault.
-		return fmt.Errorf("blockcache: fill slot: %w", err)
+	dst := c.maps[i][off : off+int64(c.slotSize)]
+	if !c.noPopulate.Load() {
+		err := unix.Madvise(dst, unix.MADV_POPULATE_WRITE)
+		if err == nil {
+			n := 0
+			for _, p := range parts {
+				n += copy(dst[n:], p)
+			}
+			return nil
+		}
+		if !errors.Is(err, unix.EINVAL) {
+			return fmt.Errorf("blockcache: fill slot: %w", err)
+		}
+		c.noPopulate.Store(true)
 	}
-	n := 0
 	for _, p := range parts {
-		n += copy(dst[n:], p)
+		if _, err := c.files[i].WriteAt(p, off); err != nil {
+			return fmt.Errorf("blockcache: fill slot: %w", err)
+		}
+		off += int64(len(p))
 	}
 	return nil
 }

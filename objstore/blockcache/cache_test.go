@@ -50,7 +50,7 @@ func TestNewGeometry(t *testing.T) {
 	for _, tc := range []struct {
 		size int64
 		slot int
-	}{{0, slot}, {slot - 1, slot}, {slot, 0}, {slot, -1}} {
+	}{{0, slot}, {slot - 1, slot}, {slot, 0}, {slot, -1}, {4 * slot, 100000}} {
 		if _, err := New(tc.size, tc.slot); !errors.Is(err, ErrGeometry) {
 			t.Errorf("New(%d, %d) = %v, want ErrGeometry", tc.size, tc.slot, err)
 		}

@@ -33,5 +33,8 @@
 // evicted slot's pages are punched out of the memfd before new bytes are
 // written: pages that a sendfile still has queued on a socket keep their
 // old contents, since punching drops the file's reference, not the
-// socket's.
+// socket's. A slot no lookup returned is written over in place. That
+// promise holds for whole small pages, so slots are whole pages, the
+// mappings refuse huge pages, and New refuses a kernel that forces them
+// on shared memory.
 package blockcache

@@ -27,6 +27,7 @@ type Writer struct {
 	wg     sync.WaitGroup
 	obs    []chan obsJob // one per HashWith or TeeBlocks, each with its goroutine
 	obsWG  sync.WaitGroup
+	hashed bool // HashWith was called
 
 	mu     sync.Mutex // protects the following
 	failed []bool
@@ -123,9 +124,13 @@ func (c *Codec) NewWriter(ctx context.Context, hdr Header, sinks []io.WriterAt) 
 // HashWith makes the Writer pass every object byte, in order, to h (an
 // ETag's MD5, say) on a goroutine of its own, a block at a time as blocks
 // are encoded, so hashing overlaps reading the body and writing the
-// shards. h has seen every byte once Close returns. Call it once, before
-// the first Write.
+// shards. h has seen every byte once Close returns. Call it before the
+// first Write; later calls are ignored.
 func (w *Writer) HashWith(h io.Writer) {
+	if w.hashed || w.size > 0 {
+		return
+	}
+	w.hashed = true
 	w.observe(func(_ int64, parts [][]byte) {
 		for _, p := range parts {
 			_, _ = h.Write(p)
