@@ -28,6 +28,18 @@ type Status struct {
 	// entries of Buckets that are not System.
 	BucketCount int            `json:"bucket_count"`
 	Buckets     []BucketStatus `json:"buckets"`
+	// ReadCache describes the block cache; nil when the store has none.
+	ReadCache *ReadCacheStatus `json:"read_cache,omitempty"`
+}
+
+// ReadCacheStatus is the block cache's part of a Status.
+type ReadCacheStatus struct {
+	SizeBytes uint64 `json:"size_bytes"`
+	UsedBytes uint64 `json:"used_bytes"`
+	Hits      uint64 `json:"hits"`
+	Misses    uint64 `json:"misses"`
+	Admitted  uint64 `json:"admitted"`
+	Evicted   uint64 `json:"evicted"`
 }
 
 // DriveStatus is one drive of a Status.
@@ -74,6 +86,12 @@ func (s *Store) Status(ctx context.Context) (Status, error) {
 	}
 	k, m, bs := s.geometry()
 	st := Status{DataShards: k, ParityShards: m, BlockSize: bs, Drives: []DriveStatus{}, Buckets: []BucketStatus{}}
+	if cs, ok := s.CacheStats(); ok {
+		st.ReadCache = &ReadCacheStatus{
+			SizeBytes: uint64(cs.Slots) * uint64(cs.SlotSize), UsedBytes: uint64(cs.Used) * uint64(cs.SlotSize),
+			Hits: cs.Hits, Misses: cs.Misses, Admitted: cs.Admitted, Evicted: cs.Evicted,
+		}
+	}
 	for _, d := range s.drives {
 		if err := ctx.Err(); err != nil {
 			return Status{}, err

@@ -288,3 +288,23 @@ func TestStatFS(t *testing.T) {
 		})
 	}
 }
+
+func TestStatusReadCache(t *testing.T) {
+	ctx := context.Background()
+	for _, blocks := range []int{0, 8} {
+		s, _ := newTestStore(t, 2, 1, withCache(blocks))
+		mustBucket(t, s, "bkt")
+		mustPut(t, s, "bkt", "k", randBytes(3*64<<10, 9))
+		st, err := s.Status(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		raw, _ := json.Marshal(st)
+		switch {
+		case blocks == 0 && (st.ReadCache != nil || strings.Contains(string(raw), "read_cache")):
+			t.Errorf("no cache, yet status says %s", raw)
+		case blocks > 0 && (st.ReadCache == nil || st.ReadCache.SizeBytes != 8*64<<10 || st.ReadCache.UsedBytes != 3*64<<10 || st.ReadCache.Admitted != 3):
+			t.Errorf("cache of %d blocks after a 3-block put: %s", blocks, raw)
+		}
+	}
+}
