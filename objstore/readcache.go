@@ -144,19 +144,10 @@ func (r *ObjectReader) sendCached(w io.Writer, c *blockcache.Cache, h blockcache
 			}
 		}
 	}
-	var written int64
-	for written < n {
-		p := buf[:min(n-written, int64(len(buf)))]
-		if _, err := c.ReadAt(h, p, int(within+written)); err != nil {
-			return written, err
-		}
-		m, err := w.Write(p)
-		written += int64(m)
-		if err != nil {
-			return written, err
-		}
-	}
-	return written, nil
+	return copyThrough(w, n, buf, func(p []byte, done int64) error {
+		_, err := c.ReadAt(h, p, int(within+done))
+		return err
+	})
 }
 
 // cacheFile is this reader's own open file of cache file i, or nil when
@@ -192,19 +183,28 @@ func (r *ObjectReader) sendDecoded(w io.Writer, d *dataReader, k blockcache.Key,
 
 // copyPlain writes n bytes of d from off to w through buf.
 func copyPlain(w io.Writer, d *dataReader, off, n int64, buf []byte) (int64, error) {
+	return copyThrough(w, n, buf, func(p []byte, done int64) error {
+		if m, err := d.ReadAt(p, off+done); err != nil && (!errors.Is(err, io.EOF) || m != len(p)) {
+			return shortData(d, err)
+		}
+		return nil
+	})
+}
+
+// copyThrough writes n bytes to w a buffer at a time, read(p, done)
+// filling each chunk p with the bytes that follow the first done.
+func copyThrough(w io.Writer, n int64, buf []byte, read func(p []byte, done int64) error) (int64, error) {
 	var written int64
-	for n > 0 {
-		p := buf[:min(n, int64(len(buf)))]
-		if m, err := d.ReadAt(p, off); err != nil && (!errors.Is(err, io.EOF) || m != len(p)) {
-			return written, shortData(d, err)
+	for written < n {
+		p := buf[:min(n-written, int64(len(buf)))]
+		if err := read(p, written); err != nil {
+			return written, err
 		}
 		m, err := w.Write(p)
 		written += int64(m)
 		if err != nil {
 			return written, err
 		}
-		off += int64(len(p))
-		n -= int64(len(p))
 	}
 	return written, nil
 }

@@ -127,17 +127,7 @@ func TestQuarantineCleanupThroughCatalog(t *testing.T) {
 	ctx := context.Background()
 	st := newStore(t)
 	svc, b := newService(t, st)
-	if _, err := svc.CreateWarehouse(ctx, "lake"); err != nil {
-		t.Fatal(err)
-	}
-	if err := svc.CreateNamespace(ctx, "lake", []string{"ns"}, nil); err != nil {
-		t.Fatal(err)
-	}
-	for _, n := range []string{"t", "u"} {
-		if _, err := svc.CreateTable(ctx, "lake", []string{"ns"}, []byte(`{"name":"`+n+`","schema":`+schemaJSON+`}`)); err != nil {
-			t.Fatal(err)
-		}
-	}
+	seedLake(t, svc, "t", "u")
 	s, err := b.current(ctx, "lake")
 	if err != nil {
 		t.Fatal(err)
@@ -200,17 +190,7 @@ func TestMultiTableTransaction(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := svc.CreateWarehouse(ctx, "lake"); err != nil {
-		t.Fatal(err)
-	}
-	if err := svc.CreateNamespace(ctx, "lake", []string{"ns"}, nil); err != nil {
-		t.Fatal(err)
-	}
-	for _, n := range []string{"t1", "t2"} {
-		if _, err := svc.CreateTable(ctx, "lake", []string{"ns"}, []byte(`{"name":"`+n+`","schema":`+schemaJSON+`}`)); err != nil {
-			t.Fatal(err)
-		}
-	}
+	seedLake(t, svc, "t1", "t2")
 	change := func(name, req, k, v string) string {
 		return `{"identifier":{"namespace":["ns"],"name":"` + name + `"},"requirements":` + req +
 			`,"updates":[{"action":"set-properties","updates":{"` + k + `":"` + v + `"}}]}`
@@ -346,5 +326,22 @@ func TestDirectFlip(t *testing.T) {
 	}
 	if l, err := svc.LoadTable(ctx, "lake", ident("t"), ""); err != nil || l.MetadataLocation == created.MetadataLocation {
 		t.Fatalf("table after recovery: %v", err)
+	}
+}
+
+// seedLake creates warehouse lake, namespace ns and the named tables.
+func seedLake(t *testing.T, svc *catalog.Service, tables ...string) {
+	t.Helper()
+	ctx := context.Background()
+	if _, err := svc.CreateWarehouse(ctx, "lake"); err != nil {
+		t.Fatal(err)
+	}
+	if err := svc.CreateNamespace(ctx, "lake", []string{"ns"}, nil); err != nil {
+		t.Fatal(err)
+	}
+	for _, n := range tables {
+		if _, err := svc.CreateTable(ctx, "lake", []string{"ns"}, []byte(`{"name":"`+n+`","schema":`+schemaJSON+`}`)); err != nil {
+			t.Fatal(err)
+		}
 	}
 }

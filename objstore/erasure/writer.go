@@ -127,7 +127,7 @@ func (c *Codec) NewWriter(ctx context.Context, hdr Header, sinks []io.WriterAt) 
 // shards. h has seen every byte once Close returns. Call it before the
 // first Write; later calls are ignored.
 func (w *Writer) HashWith(h io.Writer) {
-	if w.hashed || w.size > 0 {
+	if w.hashed {
 		return
 	}
 	w.hashed = true
