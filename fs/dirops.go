@@ -145,7 +145,7 @@ func (d *dirNode) Create(ctx context.Context, name string, flags uint32, mode ui
 	}
 	o := callerOwner(ctx, d.fsys.owner)
 	fn := &fileNode{fsys: d.fsys}
-	h, err := fn.startNew(attrs{perm: mode & 0o7777, uid: o.uid, gid: o.gid, mtime: time.Now()})
+	h, err := fn.startNew(ctx, attrs{perm: mode & 0o7777, uid: o.uid, gid: o.gid, mtime: time.Now()})
 	if err != nil {
 		return nil, nil, 0, d.fsys.errno("create", d.Path(nil)+"/"+name, err)
 	}

@@ -54,12 +54,12 @@ var (
 
 // startNew makes a new, empty file that is open for writing once, and
 // returns its handle.
-func (n *fileNode) startNew(a attrs) (*handle, error) {
+func (n *fileNode) startNew(ctx context.Context, a attrs) (*handle, error) {
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	n.ws = &writeState{attrs: a, dirty: true, writers: 1, inBuf: true, created: true,
 		noPassthrough: n.fsys.smallRun.Load() >= smallRunMin}
-	return n.writeHandleLocked()
+	return n.writeHandleLocked(ctx)
 }
 
 // writing says whether the file is open for writing on the mount.

@@ -120,7 +120,7 @@ func (n *fileNode) beginWrite(ctx context.Context, trunc bool) (*handle, error) 
 			}
 		}
 		n.ws.writers++
-		h, err := n.writeHandleLocked()
+		h, err := n.writeHandleLocked(ctx)
 		if err != nil {
 			n.ws.close()
 			n.ws = nil
@@ -134,16 +134,16 @@ func (n *fileNode) beginWrite(ctx context.Context, trunc bool) (*handle, error) 
 			return nil, err
 		}
 	}
-	return n.writeHandleLocked()
+	return n.writeHandleLocked(ctx)
 }
 
 // writeHandleLocked makes the handle of a new writer. The first writer of
 // a file that no cached handle has open takes the passthrough path: the
 // content moves to a staging file at once and the kernel writes to it
 // directly, as go-fuse's loopback does with its files.
-func (n *fileNode) writeHandleLocked() (*handle, error) {
+func (n *fileNode) writeHandleLocked(ctx context.Context) (*handle, error) {
 	ws := n.ws
-	if ws.writers == 1 && !ws.passthrough && !ws.noPassthrough && !n.fsys.opt.NoPassthrough && n.cached == 0 && n.ptOpen == 0 && ws.stage == nil && n.fsys.roomToStage() {
+	if ws.writers == 1 && !ws.passthrough && !ws.noPassthrough && !n.fsys.opt.NoPassthrough && n.cached == 0 && n.ptOpen == 0 && ws.stage == nil && n.fsys.roomToStage(ctx) {
 		if err := n.stageLocked(ws.size); err != nil {
 			return nil, err
 		}
@@ -169,9 +169,9 @@ func (n *fileNode) writeHandleLocked() (*handle, error) {
 // which keeps a file whose write failed from being committed torn.
 const passthroughMinFree = 256 << 20
 
-// roomToStage says whether the staging directory has room to spare,
-// asking the filesystem at most every statfsEvery.
-func (f *FS) roomToStage() bool {
+// roomToStage says whether the staging directory and every drive have
+// room to spare, asking their filesystems at most every statfsEvery.
+func (f *FS) roomToStage(ctx context.Context) bool {
 	f.roomMu.Lock()
 	defer f.roomMu.Unlock()
 	if time.Since(f.roomAt) < statfsEvery {
@@ -179,6 +179,10 @@ func (f *FS) roomToStage() bool {
 	}
 	var st unix.Statfs_t
 	f.room = unix.Statfs(f.opt.TmpDir, &st) == nil && st.Bavail*uint64(st.Bsize) >= passthroughMinFree
+	if f.room {
+		avail, err := f.store.MinDriveAvail(ctx)
+		f.room = err == nil && avail >= passthroughMinFree
+	}
 	f.roomAt = time.Now()
 	return f.room
 }

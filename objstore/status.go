@@ -181,6 +181,35 @@ type FSStat struct {
 	Files uint64 `json:"files"`
 }
 
+// MinDriveAvail returns the least room (bytes available to the server)
+// on any online drive: how much a write that puts a shard on every drive
+// can count on. Drives that cannot be asked are left out; with none, it
+// returns 0. It asks each drive's filesystem, so callers on a hot path
+// keep its answer for a while.
+func (s *Store) MinDriveAvail(ctx context.Context) (uint64, error) {
+	if err := s.checkOpen(); err != nil {
+		return 0, err
+	}
+	least, seen := uint64(0), false
+	for _, d := range s.drives {
+		if err := ctx.Err(); err != nil {
+			return 0, err
+		}
+		var sf unix.Statfs_t
+		if err := unix.Statfs(d.Root(), &sf); err != nil {
+			continue
+		}
+		bsize := uint64(sf.Bsize)
+		if sf.Frsize > 0 {
+			bsize = uint64(sf.Frsize)
+		}
+		if avail := sf.Bavail * bsize; !seen || avail < least {
+			least, seen = avail, true
+		}
+	}
+	return least, nil
+}
+
 // StatFS reports the room for user data and the number of objects. Drives
 // that cannot be asked are left out. Two drives are on the same
 // filesystem when their directories have the same device id (st_dev);

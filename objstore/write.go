@@ -221,7 +221,7 @@ func (s *Store) writePacked(ctx context.Context, bucket, key string, body io.Rea
 		mems[i] = erasure.NewMemFile(nil)
 		sinks[i] = mems[i]
 	}
-	w, err := codec.NewWriter(ctx, erasure.Header{Size: size, DataID: id, Bucket: bucket, Key: key}, sinks)
+	w, err := codec.NewInlineWriter(ctx, erasure.Header{Size: size, DataID: id, Bucket: bucket, Key: key}, sinks)
 	if err != nil {
 		return nil, nil, wrapWriteErr(err)
 	}

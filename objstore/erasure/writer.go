@@ -28,6 +28,7 @@ type Writer struct {
 	obs    []chan obsJob // one per HashWith or TeeBlocks, each with its goroutine
 	obsWG  sync.WaitGroup
 	hashed bool // HashWith was called
+	inline bool // chunks are written on the caller's goroutine (NewInlineWriter)
 
 	mu     sync.Mutex // protects the following
 	failed []bool
@@ -82,6 +83,18 @@ func (f *inflight) release() {
 // that Write, ReadFrom and Close fail wrapping ErrWriteQuorum. If ctx is
 // done, they return ctx.Err().
 func (c *Codec) NewWriter(ctx context.Context, hdr Header, sinks []io.WriterAt) (*Writer, error) {
+	return c.newWriter(ctx, hdr, sinks, false)
+}
+
+// NewInlineWriter is NewWriter for sinks that do not block (in-memory
+// records of a small object): every chunk and header is written on the
+// caller's goroutine as it is ready, so a small write starts no goroutine
+// and hands nothing over between threads.
+func (c *Codec) NewInlineWriter(ctx context.Context, hdr Header, sinks []io.WriterAt) (*Writer, error) {
+	return c.newWriter(ctx, hdr, sinks, true)
+}
+
+func (c *Codec) newWriter(ctx context.Context, hdr Header, sinks []io.WriterAt, inline bool) (*Writer, error) {
 	n := c.k + c.m
 	if len(sinks) != n {
 		return nil, fmt.Errorf("%w: %d sinks given, want %d", ErrGeometry, len(sinks), n)
@@ -99,10 +112,14 @@ func (c *Codec) NewWriter(ctx context.Context, hdr Header, sinks []io.WriterAt) 
 		queues: make([]chan sinkJob, n),
 		failed: make([]bool, n),
 		errs:   make([]error, n),
+		inline: inline,
 	}
 	for i, s := range sinks {
 		if s == nil {
 			w.failed[i] = true
+			continue
+		}
+		if inline {
 			continue
 		}
 		w.queues[i] = make(chan sinkJob, sinkQueueDepth)
@@ -188,20 +205,25 @@ func (w *Writer) run(i int, q <-chan sinkJob) {
 			if !ok {
 				return
 			}
-			if !w.isFailed(i) {
-				if j.seal {
-					sealChunk(j.data)
-				}
-				if _, err := w.sinks[i].WriteAt(j.data, j.off); err != nil {
-					w.fail(i, err)
-				}
-			}
-			if j.buf != nil {
-				j.buf.release()
-			}
+			w.exec(i, j)
 		case <-w.ctx.Done():
 			return
 		}
+	}
+}
+
+// exec writes one queued chunk to sink i.
+func (w *Writer) exec(i int, j sinkJob) {
+	if !w.isFailed(i) {
+		if j.seal {
+			sealChunk(j.data)
+		}
+		if _, err := w.sinks[i].WriteAt(j.data, j.off); err != nil {
+			w.fail(i, err)
+		}
+	}
+	if j.buf != nil {
+		j.buf.release()
 	}
 }
 
@@ -248,6 +270,12 @@ func (w *Writer) dispatch(mk func(i int) sinkJob, f *inflight, extra int) error 
 	}
 	if f != nil {
 		f.refs.Store(int32(len(ok) + extra))
+	}
+	if w.inline {
+		for _, i := range ok {
+			w.exec(i, mk(i))
+		}
+		return nil
 	}
 	for _, i := range ok {
 		select {
@@ -447,7 +475,7 @@ func (w *Writer) finish() error {
 			return err
 		}
 	}
-	forEach(ok, true, func(i int) {
+	forEach(ok, !w.inline, func(i int) {
 		if _, err := w.sinks[i].WriteAt(hdrs[i], 0); err != nil {
 			w.fail(i, err)
 		}

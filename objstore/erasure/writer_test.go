@@ -31,68 +31,70 @@ func TestWriterFailingSinks(t *testing.T) {
 		{geometry{1, 0}, []int{-1}, false},
 	}
 	for _, tt := range tests {
-		t.Run(fmt.Sprintf("%v/%v", tt.g, tt.okCalls), func(t *testing.T) {
-			c := newTestCodec(t, tt.g, testBlockSize)
-			data := testData(size, 11)
-			sinks := make([]io.WriterAt, len(tt.okCalls))
-			files := make([]*MemFile, len(tt.okCalls))
-			var wantFailed []int
-			for i, ok := range tt.okCalls {
-				switch {
-				case ok == 0:
-					wantFailed = append(wantFailed, i)
-				case ok < 0:
-					files[i] = &MemFile{}
-					sinks[i] = files[i]
-				default:
-					fs := &flakySink{ok: int64(ok)}
-					files[i], sinks[i] = &fs.MemFile, fs
-					if ok <= 11 { // header + 11 blocks + final header
+		for _, inline := range []bool{false, true} {
+			t.Run(fmt.Sprintf("inline=%v/%v/%v", inline, tt.g, tt.okCalls), func(t *testing.T) {
+				c := newTestCodec(t, tt.g, testBlockSize)
+				data := testData(size, 11)
+				sinks := make([]io.WriterAt, len(tt.okCalls))
+				files := make([]*MemFile, len(tt.okCalls))
+				var wantFailed []int
+				for i, ok := range tt.okCalls {
+					switch {
+					case ok == 0:
 						wantFailed = append(wantFailed, i)
+					case ok < 0:
+						files[i] = &MemFile{}
+						sinks[i] = files[i]
+					default:
+						fs := &flakySink{ok: int64(ok)}
+						files[i], sinks[i] = &fs.MemFile, fs
+						if ok <= 11 { // header + 11 blocks + final header
+							wantFailed = append(wantFailed, i)
+						}
 					}
 				}
-			}
-			w, err := c.NewWriter(context.Background(), Header{DataID: testID(5)}, sinks)
-			if err != nil {
-				if tt.wantErr && errors.Is(err, ErrWriteQuorum) {
+				w, err := c.newWriter(context.Background(), Header{DataID: testID(5)}, sinks, inline)
+				if err != nil {
+					if tt.wantErr && errors.Is(err, ErrWriteQuorum) {
+						return
+					}
+					t.Fatalf("NewWriter: %v", err)
+				}
+				var werr error
+				for p := data; len(p) > 0 && werr == nil; {
+					n := min(len(p), 3000)
+					_, werr = w.Write(p[:n])
+					p = p[n:]
+				}
+				cerr := w.Close()
+				if tt.wantErr {
+					if !errors.Is(cerr, ErrWriteQuorum) || (werr != nil && !errors.Is(werr, ErrWriteQuorum)) {
+						t.Fatalf("Write %v Close %v, want ErrWriteQuorum", werr, cerr)
+					}
+					if !errors.Is(cerr, errSinkFailed) {
+						t.Fatalf("Close %v does not carry the sink's error", cerr)
+					}
 					return
 				}
-				t.Fatalf("NewWriter: %v", err)
-			}
-			var werr error
-			for p := data; len(p) > 0 && werr == nil; {
-				n := min(len(p), 3000)
-				_, werr = w.Write(p[:n])
-				p = p[n:]
-			}
-			cerr := w.Close()
-			if tt.wantErr {
-				if !errors.Is(cerr, ErrWriteQuorum) || (werr != nil && !errors.Is(werr, ErrWriteQuorum)) {
-					t.Fatalf("Write %v Close %v, want ErrWriteQuorum", werr, cerr)
+				if werr != nil || cerr != nil {
+					t.Fatalf("Write %v Close %v", werr, cerr)
 				}
-				if !errors.Is(cerr, errSinkFailed) {
-					t.Fatalf("Close %v does not carry the sink's error", cerr)
+				if got := w.Failed(); !slices.Equal(got, wantFailed) {
+					t.Fatalf("Failed %v, want %v", got, wantFailed)
 				}
-				return
-			}
-			if werr != nil || cerr != nil {
-				t.Fatalf("Write %v Close %v", werr, cerr)
-			}
-			if got := w.Failed(); !slices.Equal(got, wantFailed) {
-				t.Fatalf("Failed %v, want %v", got, wantFailed)
-			}
-			hdr := Header{K: tt.g.k, M: tt.g.m, BlockSize: testBlockSize, Size: size, DataID: testID(5)}
-			got, bad, err := readBlocks(c, hdr, readers(files))
-			if err != nil {
-				t.Fatal(err)
-			}
-			mustEqualBytes(t, "read", got, data)
-			for _, i := range wantFailed {
-				if tt.g.m > 0 && i < tt.g.k && !slices.Contains(bad, i) {
-					t.Errorf("failed data shard %d not reported bad: %v", i, bad)
+				hdr := Header{K: tt.g.k, M: tt.g.m, BlockSize: testBlockSize, Size: size, DataID: testID(5)}
+				got, bad, err := readBlocks(c, hdr, readers(files))
+				if err != nil {
+					t.Fatal(err)
 				}
-			}
-		})
+				mustEqualBytes(t, "read", got, data)
+				for _, i := range wantFailed {
+					if tt.g.m > 0 && i < tt.g.k && !slices.Contains(bad, i) {
+						t.Errorf("failed data shard %d not reported bad: %v", i, bad)
+					}
+				}
+			})
+		}
 	}
 }
 
