@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -307,4 +308,69 @@ func TestStatusReadCache(t *testing.T) {
 			t.Errorf("cache of %d blocks after a 3-block put: %s", blocks, raw)
 		}
 	}
+}
+
+// TestMinDriveAvail checks that the least room among the drives is
+// reported: with every drive on one filesystem it is that filesystem's
+// room; with one drive elsewhere (a tmpfs, when the machine has one) it
+// is the smaller of the two.
+func TestMinDriveAvail(t *testing.T) {
+	avail := func(t *testing.T, dir string) uint64 {
+		t.Helper()
+		var sf unix.Statfs_t
+		if err := unix.Statfs(dir, &sf); err != nil {
+			t.Fatal(err)
+		}
+		bsize := uint64(sf.Frsize)
+		if bsize == 0 {
+			bsize = uint64(sf.Bsize)
+		}
+		return sf.Bavail * bsize
+	}
+	// near says whether got is want, give or take what other processes
+	// wrote meanwhile.
+	near := func(got, want uint64) bool {
+		const slack = 64 << 20
+		return got+slack >= want && got <= want+slack
+	}
+	ctx := context.Background()
+	t.Run("one filesystem", func(t *testing.T) {
+		s, opt := newTestStore(t, 4, 2)
+		got, err := s.MinDriveAvail(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := avail(t, opt.Dir); !near(got, want) {
+			t.Errorf("MinDriveAvail %d, want about %d", got, want)
+		}
+	})
+	t.Run("one drive elsewhere", func(t *testing.T) {
+		shm, err := os.MkdirTemp("/dev/shm", "cairn-drive-")
+		if err != nil {
+			t.Skipf("no /dev/shm here: %v", err)
+		}
+		t.Cleanup(func() { _ = os.RemoveAll(shm) })
+		base := t.TempDir()
+		drives := []string{filepath.Join(base, "d0"), filepath.Join(base, "d1"), shm}
+		s, _ := newTestStore(t, 0, 1, func(o *Options) { o.Drives, o.DriveCount = drives, 0 })
+		got, err := s.MinDriveAvail(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := min(avail(t, base), avail(t, shm)); !near(got, want) {
+			t.Errorf("MinDriveAvail %d, want about %d (disk %d, tmpfs %d)", got, want, avail(t, base), avail(t, shm))
+		}
+	})
+	t.Run("closed", func(t *testing.T) {
+		s, err := Open(ctx, Options{Dir: t.TempDir(), DriveCount: 2, Parity: -1, NoBackground: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := s.Close(); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := s.MinDriveAvail(ctx); !errors.Is(err, ErrClosed) {
+			t.Errorf("MinDriveAvail on a closed store: %v, want ErrClosed", err)
+		}
+	})
 }
