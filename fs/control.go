@@ -11,8 +11,8 @@ import (
 	"github.com/cairnstore/cairn/frontends/control"
 )
 
-// The control tree is root's alone: the kernel checks these modes
-// (default_permissions).
+// The control tree is root's alone: the mount checks these modes
+// (perm.go).
 const (
 	ctlDirMode      = 0o700
 	ctlReadOnlyMode = 0o400
@@ -51,6 +51,9 @@ func (d *ctlDirNode) Getattr(ctx context.Context, _ gofs.FileHandle, out *fuse.A
 }
 
 func (d *ctlDirNode) Lookup(ctx context.Context, name string, out *fuse.EntryOut) (*gofs.Inode, syscall.Errno) {
+	if errno := d.fsys.allow(ctx, d.EmbeddedInode(), mayExec); errno != 0 {
+		return nil, errno
+	}
 	n, err := d.dir.Lookup(ctx, name)
 	if err != nil {
 		return nil, d.fsys.ctlErrno("lookup", d.Path(nil)+"/"+name, err)
@@ -122,7 +125,10 @@ func (c *ctlFileNode) Getattr(ctx context.Context, _ gofs.FileHandle, out *fuse.
 }
 
 // Setattr accepts the truncation that `>` asks for and changes nothing.
-func (c *ctlFileNode) Setattr(ctx context.Context, _ gofs.FileHandle, in *fuse.SetAttrIn, out *fuse.AttrOut) syscall.Errno {
+func (c *ctlFileNode) Setattr(ctx context.Context, fh gofs.FileHandle, in *fuse.SetAttrIn, out *fuse.AttrOut) syscall.Errno {
+	if errno := c.fsys.allowSetattr(ctx, c.EmbeddedInode(), fh, in); errno != 0 {
+		return errno
+	}
 	if in.Valid&^(fuse.FATTR_SIZE|fuse.FATTR_FH|fuse.FATTR_LOCKOWNER|fuse.FATTR_MTIME|fuse.FATTR_ATIME|fuse.FATTR_MTIME_NOW|fuse.FATTR_ATIME_NOW|fuse.FATTR_CTIME) != 0 {
 		return syscall.EPERM
 	}
@@ -131,6 +137,9 @@ func (c *ctlFileNode) Setattr(ctx context.Context, _ gofs.FileHandle, in *fuse.S
 }
 
 func (c *ctlFileNode) Open(ctx context.Context, flags uint32) (gofs.FileHandle, uint32, syscall.Errno) {
+	if errno := c.fsys.allow(ctx, c.EmbeddedInode(), openMask(flags)); errno != 0 {
+		return nil, 0, errno
+	}
 	h := &ctlHandle{node: c}
 	if flags&syscall.O_ACCMODE != syscall.O_RDONLY {
 		if !c.file.Writable() {

@@ -133,6 +133,9 @@ func fileEntry(info objstore.ObjectInfo) entry {
 }
 
 func (d *dirNode) Lookup(ctx context.Context, name string, out *fuse.EntryOut) (*gofs.Inode, syscall.Errno) {
+	if errno := d.fsys.allow(ctx, d.EmbeddedInode(), mayExec); errno != 0 {
+		return nil, errno
+	}
 	if !visible(name) {
 		return nil, syscall.ENOENT
 	}
@@ -259,7 +262,12 @@ func (d *dirNode) Readdir(ctx context.Context) (gofs.DirStream, syscall.Errno) {
 	return gofs.NewListDirStream(entries), 0
 }
 
-func (d *dirNode) Getattr(ctx context.Context, _ gofs.FileHandle, out *fuse.AttrOut) syscall.Errno {
+func (d *dirNode) Getattr(ctx context.Context, fh gofs.FileHandle, out *fuse.AttrOut) syscall.Errno {
+	if fh == nil {
+		if errno := d.fsys.allow(ctx, d.EmbeddedInode(), 0); errno != 0 {
+			return errno
+		}
+	}
 	a, _, err := d.attrs(ctx)
 	if err != nil {
 		return d.fsys.errno("getattr", d.Path(nil), err)
@@ -292,7 +300,10 @@ func (d *dirNode) attrs(ctx context.Context) (a attrs, marker *objstore.ObjectIn
 
 // Setattr changes a directory's mode, owner or mtime, kept in its marker
 // (made when the directory had none). A bucket's attributes are fixed.
-func (d *dirNode) Setattr(ctx context.Context, _ gofs.FileHandle, in *fuse.SetAttrIn, out *fuse.AttrOut) syscall.Errno {
+func (d *dirNode) Setattr(ctx context.Context, fh gofs.FileHandle, in *fuse.SetAttrIn, out *fuse.AttrOut) syscall.Errno {
+	if errno := d.fsys.allowSetattr(ctx, d.EmbeddedInode(), fh, in); errno != 0 {
+		return errno
+	}
 	bucket, prefix := d.loc()
 	a, marker, err := d.attrs(ctx)
 	if err != nil {

@@ -72,6 +72,9 @@ func (d *dirNode) freeName(ctx context.Context, op, name string) (bucket, key st
 }
 
 func (d *dirNode) Mkdir(ctx context.Context, name string, mode uint32, out *fuse.EntryOut) (*gofs.Inode, syscall.Errno) {
+	if errno := d.fsys.allow(ctx, d.EmbeddedInode(), mayWrite|mayExec); errno != 0 {
+		return nil, errno
+	}
 	bucket, key, errno := d.freeName(ctx, "mkdir", name)
 	if errno != 0 {
 		return nil, errno
@@ -89,6 +92,9 @@ func (d *dirNode) Mkdir(ctx context.Context, name string, mode uint32, out *fuse
 }
 
 func (d *dirNode) Rmdir(ctx context.Context, name string) syscall.Errno {
+	if errno := d.fsys.allowUnlink(ctx, d.EmbeddedInode(), d.childAttrs(ctx, name)); errno != 0 {
+		return errno
+	}
 	bucket, prefix := d.loc()
 	sub := prefix + name + "/"
 	page, err := d.fsys.store.List(ctx, bucket, objstore.ListOptions{Prefix: sub, MaxKeys: 2})
@@ -134,6 +140,9 @@ func (d *dirNode) keepAlive(ctx context.Context) error {
 }
 
 func (d *dirNode) Create(ctx context.Context, name string, flags uint32, mode uint32, out *fuse.EntryOut) (*gofs.Inode, gofs.FileHandle, uint32, syscall.Errno) {
+	if errno := d.fsys.allow(ctx, d.EmbeddedInode(), mayWrite|mayExec); errno != 0 {
+		return nil, nil, 0, errno
+	}
 	_, prefix := d.loc()
 	if _, errno := newKey(prefix, name); errno != 0 {
 		return nil, nil, 0, errno
@@ -161,6 +170,9 @@ func (d *dirNode) Mknod(ctx context.Context, name string, mode uint32, dev uint3
 }
 
 func (d *dirNode) Unlink(ctx context.Context, name string) syscall.Errno {
+	if errno := d.fsys.allowUnlink(ctx, d.EmbeddedInode(), d.childAttrs(ctx, name)); errno != 0 {
+		return errno
+	}
 	bucket, prefix := d.loc()
 	key := prefix + name
 	if ch := d.GetChild(name); ch != nil {
@@ -176,6 +188,9 @@ func (d *dirNode) Unlink(ctx context.Context, name string) syscall.Errno {
 }
 
 func (d *dirNode) Symlink(ctx context.Context, target, name string, out *fuse.EntryOut) (*gofs.Inode, syscall.Errno) {
+	if errno := d.fsys.allow(ctx, d.EmbeddedInode(), mayWrite|mayExec); errno != 0 {
+		return nil, errno
+	}
 	bucket, key, errno := d.freeName(ctx, "symlink", name)
 	if errno != 0 {
 		return nil, errno
@@ -263,6 +278,9 @@ func (d *dirNode) Rename(ctx context.Context, name string, newParent gofs.InodeE
 	if err != nil {
 		return d.fsys.errno("rename", bucket+"/"+to, err)
 	}
+	if errno := d.allowRename(ctx, name, nd, newName, src, dstExists); errno != 0 {
+		return errno
+	}
 	if dstExists && flags&renameNoReplace != 0 {
 		return syscall.EEXIST
 	}
@@ -277,6 +295,39 @@ func (d *dirNode) Rename(ctx context.Context, name string, newParent gofs.InodeE
 	d.dropListing()
 	nd.dropListing()
 	return d.fsys.errno("rename", bucket+"/"+prefix, d.keepAlive(ctx))
+}
+
+// allowRename checks the caller's rights for a rename of name in d to
+// newName in nd, as rename(2): removing from d, adding to nd, replacing
+// what newName names, and for a directory moved elsewhere, writing its
+// ".." entry (write permission on the directory itself).
+func (d *dirNode) allowRename(ctx context.Context, name string, nd *dirNode, newName string, src entry, dstExists bool) syscall.Errno {
+	if callerOf(ctx).privileged() {
+		return 0
+	}
+	if errno := d.fsys.allowUnlink(ctx, d.EmbeddedInode(), d.childAttrs(ctx, name)); errno != 0 {
+		return errno
+	}
+	if dstExists {
+		if errno := d.fsys.allowUnlink(ctx, nd.EmbeddedInode(), nd.childAttrs(ctx, newName)); errno != 0 {
+			return errno
+		}
+	} else if errno := d.fsys.allow(ctx, nd.EmbeddedInode(), mayWrite|mayExec); errno != 0 {
+		return errno
+	}
+	if src.kind == kindDir && nd != d {
+		if ch := d.GetChild(name); ch != nil {
+			return d.fsys.allow(ctx, ch, mayWrite)
+		}
+		a, err := d.childAttrs(ctx, name)()
+		if err != nil {
+			return d.fsys.errno("rename", d.Path(nil)+"/"+name, err)
+		}
+		if !callerOf(ctx).permits(a, mayWrite) {
+			return syscall.EACCES
+		}
+	}
+	return 0
 }
 
 func (d *dirNode) renameFile(ctx context.Context, name, bucket, from, to string, dst entry, dstExists bool) syscall.Errno {

@@ -146,7 +146,12 @@ func sameVersion(a, b objstore.ObjectInfo) bool {
 	return a.VersionID == b.VersionID && a.ETag == b.ETag && a.ModTime.Equal(b.ModTime) && a.Size == b.Size
 }
 
-func (n *fileNode) Getattr(ctx context.Context, _ gofs.FileHandle, out *fuse.AttrOut) syscall.Errno {
+func (n *fileNode) Getattr(ctx context.Context, fh gofs.FileHandle, out *fuse.AttrOut) syscall.Errno {
+	if fh == nil {
+		if errno := n.fsys.allow(ctx, n.EmbeddedInode(), 0); errno != 0 {
+			return errno
+		}
+	}
 	if n.fillIfWriting(&out.Attr) {
 		return 0
 	}
@@ -159,6 +164,9 @@ func (n *fileNode) Getattr(ctx context.Context, _ gofs.FileHandle, out *fuse.Att
 }
 
 func (n *fileNode) Open(ctx context.Context, flags uint32) (gofs.FileHandle, uint32, syscall.Errno) {
+	if errno := n.fsys.allow(ctx, n.EmbeddedInode(), openMask(flags)); errno != 0 {
+		return nil, 0, errno
+	}
 	write := flags&syscall.O_ACCMODE != syscall.O_RDONLY
 	trunc := flags&syscall.O_TRUNC != 0
 	if write || trunc {
@@ -210,7 +218,10 @@ func (n *fileNode) Open(ctx context.Context, flags uint32) (gofs.FileHandle, uin
 	return &handle{node: n, reader: r, counted: true, cached: true}, fuseFlags, 0
 }
 
-func (n *fileNode) Setattr(ctx context.Context, _ gofs.FileHandle, in *fuse.SetAttrIn, out *fuse.AttrOut) syscall.Errno {
+func (n *fileNode) Setattr(ctx context.Context, fh gofs.FileHandle, in *fuse.SetAttrIn, out *fuse.AttrOut) syscall.Errno {
+	if errno := n.fsys.allowSetattr(ctx, n.EmbeddedInode(), fh, in); errno != 0 {
+		return errno
+	}
 	size, setSize := in.GetSize()
 	if setSize {
 		// As a writer of its own: with no other writer, the truncated

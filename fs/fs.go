@@ -105,8 +105,9 @@ func Mount(ctx context.Context, st *objstore.Store, dir string, opt Options) (*F
 			DirectMountStrict: true,
 			MaxWrite:          1 << 20,
 			MaxReadAhead:      1 << 20,
-			Options:           []string{"default_permissions"},
-			Debug:             opt.Debug,
+			// No default_permissions: the mount checks modes itself
+			// (perm.go), which saves a GETATTR per file created.
+			Debug: opt.Debug,
 		},
 	}
 	server, err := gofs.Mount(dir, f.root, mo)

@@ -27,6 +27,9 @@ var (
 )
 
 func (l *linkNode) Readlink(ctx context.Context) ([]byte, syscall.Errno) {
+	if errno := l.fsys.allow(ctx, l.EmbeddedInode(), 0); errno != 0 {
+		return nil, errno
+	}
 	bucket, key := location(l.EmbeddedInode())
 	r, err := l.fsys.store.Open(ctx, bucket, key, objstore.GetOptions{})
 	if err != nil {
@@ -40,7 +43,12 @@ func (l *linkNode) Readlink(ctx context.Context) ([]byte, syscall.Errno) {
 	return b, 0
 }
 
-func (l *linkNode) Getattr(ctx context.Context, _ gofs.FileHandle, out *fuse.AttrOut) syscall.Errno {
+func (l *linkNode) Getattr(ctx context.Context, fh gofs.FileHandle, out *fuse.AttrOut) syscall.Errno {
+	if fh == nil {
+		if errno := l.fsys.allow(ctx, l.EmbeddedInode(), 0); errno != 0 {
+			return errno
+		}
+	}
 	bucket, key := location(l.EmbeddedInode())
 	info, err := l.fsys.store.Head(ctx, bucket, key, objstore.GetOptions{})
 	if err != nil {
@@ -51,7 +59,10 @@ func (l *linkNode) Getattr(ctx context.Context, _ gofs.FileHandle, out *fuse.Att
 }
 
 // Setattr changes the link itself (lchown, lutimes), never its target.
-func (l *linkNode) Setattr(ctx context.Context, _ gofs.FileHandle, in *fuse.SetAttrIn, out *fuse.AttrOut) syscall.Errno {
+func (l *linkNode) Setattr(ctx context.Context, fh gofs.FileHandle, in *fuse.SetAttrIn, out *fuse.AttrOut) syscall.Errno {
+	if errno := l.fsys.allowSetattr(ctx, l.EmbeddedInode(), fh, in); errno != 0 {
+		return errno
+	}
 	bucket, key := location(l.EmbeddedInode())
 	info, err := l.fsys.store.Head(ctx, bucket, key, objstore.GetOptions{})
 	if err != nil {

@@ -36,6 +36,9 @@ func (r *rootNode) Getattr(ctx context.Context, _ gofs.FileHandle, out *fuse.Att
 }
 
 func (r *rootNode) Lookup(ctx context.Context, name string, out *fuse.EntryOut) (*gofs.Inode, syscall.Errno) {
+	if errno := r.fsys.allow(ctx, r.EmbeddedInode(), mayExec); errno != 0 {
+		return nil, errno
+	}
 	if name == controlDirName && r.fsys.opt.Control != nil {
 		return r.controlDir(ctx, out), 0
 	}
@@ -83,6 +86,9 @@ func (r *rootNode) Mkdir(ctx context.Context, name string, mode uint32, out *fus
 	if name == controlDirName {
 		return nil, syscall.EEXIST
 	}
+	if errno := r.fsys.allow(ctx, r.EmbeddedInode(), mayWrite|mayExec); errno != 0 {
+		return nil, errno
+	}
 	if err := r.fsys.store.CreateBucket(ctx, name); err != nil {
 		return nil, r.fsys.errno("mkdir", name, err)
 	}
@@ -101,6 +107,9 @@ func (r *rootNode) Mkdir(ctx context.Context, name string, mode uint32, out *fus
 func (r *rootNode) Rmdir(ctx context.Context, name string) syscall.Errno {
 	if name == controlDirName || objstore.IsSystemBucket(name) {
 		return syscall.EPERM
+	}
+	if errno := r.fsys.allow(ctx, r.EmbeddedInode(), mayWrite|mayExec); errno != 0 {
+		return errno
 	}
 	return r.fsys.errno("rmdir", name, r.fsys.store.DeleteBucket(ctx, name))
 }

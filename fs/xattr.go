@@ -106,6 +106,9 @@ func (n *fileNode) Getxattr(ctx context.Context, attr string, dest []byte) (uint
 	if !strings.HasPrefix(attr, xattrUser) {
 		return 0, syscall.ENODATA // ls -l asks for ACLs and labels on every file
 	}
+	if errno := n.fsys.allowXattr(ctx, n.EmbeddedInode(), attr, false); errno != 0 {
+		return 0, errno
+	}
 	info, err := n.xattrInfo(ctx)
 	if err != nil {
 		return 0, n.fsys.errno("getxattr", n.Path(nil), err)
@@ -114,6 +117,9 @@ func (n *fileNode) Getxattr(ctx context.Context, attr string, dest []byte) (uint
 }
 
 func (n *fileNode) Listxattr(ctx context.Context, dest []byte) (uint32, syscall.Errno) {
+	if errno := n.fsys.allowXattr(ctx, n.EmbeddedInode(), "", false); errno != 0 {
+		return 0, errno
+	}
 	info, err := n.xattrInfo(ctx)
 	if err != nil {
 		return 0, n.fsys.errno("listxattr", n.Path(nil), err)
@@ -122,10 +128,16 @@ func (n *fileNode) Listxattr(ctx context.Context, dest []byte) (uint32, syscall.
 }
 
 func (n *fileNode) Setxattr(ctx context.Context, attr string, data []byte, flags uint32) syscall.Errno {
+	if errno := n.fsys.allowXattr(ctx, n.EmbeddedInode(), attr, true); errno != 0 {
+		return errno
+	}
 	return n.changeXattr(ctx, attr, data, flags, false)
 }
 
 func (n *fileNode) Removexattr(ctx context.Context, attr string) syscall.Errno {
+	if errno := n.fsys.allowXattr(ctx, n.EmbeddedInode(), attr, true); errno != 0 {
+		return errno
+	}
 	return n.changeXattr(ctx, attr, nil, 0, true)
 }
 
@@ -177,6 +189,9 @@ func (d *dirNode) Getxattr(ctx context.Context, attr string, dest []byte) (uint3
 	if !strings.HasPrefix(attr, xattrUser) {
 		return 0, syscall.ENODATA
 	}
+	if errno := d.fsys.allowXattr(ctx, d.EmbeddedInode(), attr, false); errno != 0 {
+		return 0, errno
+	}
 	_, marker, err := d.attrs(ctx)
 	if err != nil {
 		return 0, d.fsys.errno("getxattr", d.Path(nil), err)
@@ -188,6 +203,9 @@ func (d *dirNode) Getxattr(ctx context.Context, attr string, dest []byte) (uint3
 }
 
 func (d *dirNode) Listxattr(ctx context.Context, dest []byte) (uint32, syscall.Errno) {
+	if errno := d.fsys.allowXattr(ctx, d.EmbeddedInode(), "", false); errno != 0 {
+		return 0, errno
+	}
 	_, marker, err := d.attrs(ctx)
 	if err != nil {
 		return 0, d.fsys.errno("listxattr", d.Path(nil), err)
@@ -199,10 +217,16 @@ func (d *dirNode) Listxattr(ctx context.Context, dest []byte) (uint32, syscall.E
 }
 
 func (d *dirNode) Setxattr(ctx context.Context, attr string, data []byte, flags uint32) syscall.Errno {
+	if errno := d.fsys.allowXattr(ctx, d.EmbeddedInode(), attr, true); errno != 0 {
+		return errno
+	}
 	return d.changeXattr(ctx, attr, data, flags, false)
 }
 
 func (d *dirNode) Removexattr(ctx context.Context, attr string) syscall.Errno {
+	if errno := d.fsys.allowXattr(ctx, d.EmbeddedInode(), attr, true); errno != 0 {
+		return errno
+	}
 	return d.changeXattr(ctx, attr, nil, 0, true)
 }
 
