@@ -2,6 +2,7 @@ package objstore
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -187,18 +188,23 @@ func (s *Store) syncBatch(batch []*commitReq) []*commitReq {
 			kept = append(kept, r)
 			continue
 		}
+		ok := 0
+		var causes []error
 		errs := fsErrs
 		if errs == nil {
 			errs = packErrs[r.packSeg]
 		}
-		ok := 0
 		for _, d := range r.shards {
-			if errs[d] == nil {
+			if err := errs[d]; err == nil {
 				ok++
+			} else {
+				causes = append(causes, err)
 			}
 		}
 		if ok < r.quorum {
-			r.done <- fmt.Errorf("%w: %d of %d drives flushed, %d needed", ErrQuorumLost, ok, len(r.shards), r.quorum)
+			// The drives' errors go with it: a full drive is ENOSPC to
+			// the faces, not a lost quorum alone.
+			r.done <- fmt.Errorf("%w: %d of %d drives flushed, %d needed: %w", ErrQuorumLost, ok, len(r.shards), r.quorum, errors.Join(causes...))
 			continue
 		}
 		kept = append(kept, r)

@@ -3,10 +3,12 @@ package objstore
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
+	"syscall"
 	"testing"
 
 	"github.com/cairnstore/cairn/objstore/meta"
@@ -182,4 +184,35 @@ func TestPackCompaction(t *testing.T) {
 		return nil
 	})
 	t.Logf("pack files %d -> %d; live %d of %d bytes", before, after, live, end)
+}
+
+// TestPackFlushNoSpace: when two of four drives (2+2, write quorum 3)
+// have no room for a packed put, it fails with ErrQuorumLost carrying the
+// drives' ENOSPC (which the faces map to their own "no space"), the key
+// stays absent, and what was stored before stays readable.
+func TestPackFlushNoSpace(t *testing.T) {
+	ctx := context.Background()
+	base := t.TempDir()
+	full := filepath.Join(base, "tiny")
+	if err := os.Mkdir(full, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := syscall.Mount("tmpfs", full, "tmpfs", 0, "size=32k"); err != nil {
+		t.Skipf("cannot mount a tmpfs here: %v", err)
+	}
+	t.Cleanup(func() { _ = syscall.Unmount(full, syscall.MNT_DETACH) })
+	drives := []string{filepath.Join(base, "d0"), filepath.Join(base, "d1"), filepath.Join(full, "d2"), filepath.Join(full, "d3")}
+	s, _ := newTestStore(t, 0, 2, withPacks(0), func(o *Options) { o.Drives, o.DriveCount = drives, 0 })
+	mustBucket(t, s, "bkt")
+	mustPut(t, s, "bkt", "small", []byte("fits"))
+	_, err := s.Put(ctx, "bkt", "big", bytes.NewReader(randBytes(100<<10, 1)), 100<<10, PutOptions{})
+	if !errors.Is(err, ErrQuorumLost) || !errors.Is(err, syscall.ENOSPC) {
+		t.Fatalf("put of 100 KiB with two full drives: %v, want ErrQuorumLost with ENOSPC", err)
+	}
+	if _, err := s.Head(ctx, "bkt", "big", GetOptions{}); !errors.Is(err, ErrNoSuchKey) {
+		t.Errorf("head of the failed put: %v, want ErrNoSuchKey", err)
+	}
+	if got := readAll(t, s, "bkt", "small", GetOptions{}); string(got) != "fits" {
+		t.Errorf("small: %q", got)
+	}
 }
