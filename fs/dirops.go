@@ -302,7 +302,8 @@ func (d *dirNode) Rename(ctx context.Context, name string, newParent gofs.InodeE
 // what newName names, and for a directory moved elsewhere, writing its
 // ".." entry (write permission on the directory itself).
 func (d *dirNode) allowRename(ctx context.Context, name string, nd *dirNode, newName string, src entry, dstExists bool) syscall.Errno {
-	if callerOf(ctx).privileged() {
+	c := d.fsys.callerOf(ctx)
+	if c.has(capDacOverride) && c.has(capFowner) {
 		return 0
 	}
 	if errno := d.fsys.allowUnlink(ctx, d.EmbeddedInode(), d.childAttrs(ctx, name)); errno != 0 {
@@ -323,7 +324,7 @@ func (d *dirNode) allowRename(ctx context.Context, name string, nd *dirNode, new
 		if err != nil {
 			return d.fsys.errno("rename", d.Path(nil)+"/"+name, err)
 		}
-		if !callerOf(ctx).permits(a, mayWrite) {
+		if !c.permits(a, true, mayWrite) {
 			return syscall.EACCES
 		}
 	}

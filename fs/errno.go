@@ -66,6 +66,11 @@ func errnoOf(err error) syscall.Errno {
 // (which drives were lost, say).
 func (f *FS) errno(op, path string, err error) syscall.Errno {
 	e := errnoOf(err)
+	if e == syscall.ENOSYS {
+		// The kernel would take it as "operation not implemented" and
+		// never ask again (for OPEN or ACCESS, not check at all).
+		e = syscall.EIO
+	}
 	switch e {
 	case 0:
 	case syscall.ENOENT, syscall.EEXIST, syscall.ENOTEMPTY, syscall.EINTR:

@@ -64,6 +64,8 @@ type FS struct {
 	// (write.go, smallRunMin): new files then skip passthrough.
 	smallRun atomic.Int64
 
+	creds credCache // the groups and capabilities of callers (perm.go)
+
 	roomMu sync.Mutex // protects room and roomAt
 	room   bool       // the staging directory had room (roomToStage)
 	roomAt time.Time

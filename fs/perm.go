@@ -5,21 +5,34 @@ package fs
 // directory invalidates the directory's attributes in the kernel, and the
 // next path walk through it costs a GETATTR round trip, one more per file
 // a `cp -r` writes. The mount checks in its own operations instead, as
-// Linux would: root (uid 0) may do anything but execute a file with no
-// execute bit; everybody else needs search permission on every directory
-// above what they touch and the owner, group (primary or supplementary)
-// or other bits the operation asks for on the node itself. Requests the
-// kernel makes with no caller (none here) are let through.
+// Linux would: the caller's effective capabilities (CAP_DAC_OVERRIDE,
+// CAP_DAC_READ_SEARCH, CAP_FOWNER, CAP_CHOWN, CAP_FSETID, read with its
+// supplementary groups from /proc/PID/status and kept a second per
+// thread) pass what they pass in the kernel; otherwise search permission
+// on every directory above what is touched and the owner, group or other
+// bits the operation asks for on the node itself decide.
+//
+// What cannot be done from here: a path walk through entries the kernel
+// has cached does not reach the mount, so an operation checks the
+// directories above its node again (but for one through an open
+// descriptor that says so, FATTR_FH); and a stat the kernel answers from
+// its attribute cache (up to the attribute timeout after another lookup)
+// is not checked.
 
 import (
 	"bufio"
 	"bytes"
+	"cmp"
 	"context"
+	"errors"
 	"fmt"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
+	"time"
 
 	gofs "github.com/hanwen/go-fuse/v2/fs"
 	"github.com/hanwen/go-fuse/v2/fuse"
@@ -38,57 +51,129 @@ const (
 // of an execve.
 const fmodeExec = 0x20
 
-// caller is who makes a request.
+// Capabilities (linux/capability.h) that pass the checks, as they pass
+// the kernel's.
+const (
+	capChown         = 0
+	capDacOverride   = 1
+	capDacReadSearch = 2
+	capFowner        = 3
+	capFsetid        = 4
+)
+
+// caller is who makes a request: the ids the kernel sent with it and
+// what its process's /proc/PID/status says of its groups and effective
+// capabilities.
 type caller struct {
-	uid, gid, pid uint32
-	known         bool
+	uid, gid uint32
+	known    bool  // the request carried a caller
+	creds    creds // the process's groups and capabilities
 }
 
-func callerOf(ctx context.Context) caller {
+// creds are a process's supplementary groups and effective capabilities.
+type creds struct {
+	uid, gid uint32 // the ids they were read for
+	groups   []uint32
+	caps     uint64
+	read     bool // read from /proc (false: the process could not be asked)
+	at       time.Time
+}
+
+// credCache keeps each caller thread's creds for credTTL, so that the
+// checks cost a /proc read per thread and second, not per request.
+type credCache struct {
+	mu sync.Mutex // protects m
+	m  map[uint32]creds
+}
+
+const (
+	credTTL     = time.Second
+	credEntries = 1024
+)
+
+// get returns the creds of thread pid, which the kernel says runs as
+// uid/gid, reading them again when older than credTTL or read for other
+// ids.
+func (cc *credCache) get(pid, uid, gid uint32) creds {
+	now := time.Now()
+	cc.mu.Lock()
+	c, ok := cc.m[pid]
+	cc.mu.Unlock()
+	if ok && c.uid == uid && c.gid == gid && now.Sub(c.at) < credTTL {
+		return c
+	}
+	c = readCreds(pid)
+	c.uid, c.gid, c.at = uid, gid, now
+	cc.mu.Lock()
+	defer cc.mu.Unlock()
+	if cc.m == nil || len(cc.m) >= credEntries {
+		cc.m = map[uint32]creds{}
+	}
+	cc.m[pid] = c
+	return c
+}
+
+func (f *FS) callerOf(ctx context.Context) caller {
 	c, ok := fuse.FromContext(ctx)
 	if !ok || c == nil {
 		return caller{}
 	}
-	return caller{uid: c.Uid, gid: c.Gid, pid: c.Pid, known: true}
+	return caller{uid: c.Uid, gid: c.Gid, known: true, creds: f.creds.get(c.Pid, c.Uid, c.Gid)}
 }
 
-// privileged says whether the caller passes every check (root, or a
-// request with no caller).
-func (c caller) privileged() bool { return !c.known || c.uid == 0 }
+// has says whether the caller holds capability capa. A process that
+// could not be asked (it is gone, or outside the server's PID namespace)
+// is taken to have all of them as root and none otherwise.
+func (c caller) has(capa uint) bool {
+	switch {
+	case !c.known:
+		return true // no caller: a request of the kernel's own
+	case c.creds.read:
+		return c.creds.caps&(1<<capa) != 0
+	default:
+		return c.uid == 0
+	}
+}
 
-// inGroup says whether gid is the caller's primary group or one of the
-// supplementary groups of its process.
-func (c caller) inGroup(gid uint32) bool {
+// inGroup says whether gid is the caller's primary group or one of its
+// process's supplementary groups; known is false when the groups could
+// not be read and gid is not the primary group.
+func (c caller) inGroup(gid uint32) (member, known bool) {
 	if c.gid == gid {
-		return true
+		return true, true
 	}
-	groups, err := procGroups(c.pid)
-	if err != nil {
-		return false
+	if !c.creds.read {
+		return false, false
 	}
-	for _, g := range groups {
-		if g == gid {
-			return true
-		}
-	}
-	return false
+	return slices.Contains(c.creds.groups, gid), true
 }
 
-// permits says whether the caller may access a node with attributes a in
-// mode mask (mayRead|mayWrite|mayExec). Root's execute right on files is
-// the kernel's to check (it refuses files with no execute bit itself).
-func (c caller) permits(a attrs, mask uint32) bool {
+// permits says whether the caller may access a node with attributes a
+// (a directory when dir) in mode mask (mayRead|mayWrite|mayExec), with
+// the kernel's rules: CAP_DAC_OVERRIDE passes all but executing a file
+// with no execute bit, CAP_DAC_READ_SEARCH passes reading and searching
+// directories and reading files; otherwise the owner, group or other
+// bits decide (when the groups cannot be read, what both the group and
+// the other bits grant).
+func (c caller) permits(a attrs, dir bool, mask uint32) bool {
 	mask &= 7
-	if mask == 0 || c.privileged() {
+	switch {
+	case mask == 0:
+		return true
+	case c.has(capDacOverride) && (dir || mask&mayExec == 0 || a.perm&0o111 != 0):
+		return true
+	case c.has(capDacReadSearch) && mask&mayWrite == 0 && (dir || mask&mayExec == 0):
 		return true
 	}
 	var bits uint32
-	switch {
+	switch member, known := c.inGroup(a.gid); {
 	case c.uid == a.uid:
 		bits = a.perm >> 6
 	case (a.perm>>3)&mask == a.perm&mask:
-		bits = a.perm // group and other agree: no need to know the groups
-	case c.inGroup(a.gid):
+		bits = a.perm // group and other agree
+	case !known:
+		bits = (a.perm >> 3) & a.perm
+	case member:
 		bits = a.perm >> 3
 	default:
 		bits = a.perm
@@ -98,42 +183,59 @@ func (c caller) permits(a attrs, mask uint32) bool {
 
 // owns says whether the caller may act as the owner of a node with
 // attributes a (chmod, utimes to a given time, the sticky bit).
-func (c caller) owns(a attrs) bool { return c.privileged() || c.uid == a.uid }
+func (c caller) owns(a attrs) bool { return c.uid == a.uid || c.has(capFowner) }
 
-// procGroups reads the supplementary groups of process pid.
-func procGroups(pid uint32) ([]uint32, error) {
+// readCreds reads the groups and effective capabilities of process pid;
+// the result says read false when it cannot.
+func readCreds(pid uint32) creds {
 	if pid == 0 {
-		return nil, fmt.Errorf("no process")
+		return creds{}
 	}
 	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
 	if err != nil {
-		return nil, err
+		return creds{}
 	}
-	return parseGroups(data)
+	c, err := parseStatus(data)
+	if err != nil {
+		return creds{}
+	}
+	return c
 }
 
-// parseGroups reads the Groups: line of a /proc/PID/status file.
-func parseGroups(status []byte) ([]uint32, error) {
+// parseStatus reads the Groups: and CapEff: lines of a /proc/PID/status
+// file.
+func parseStatus(status []byte) (creds, error) {
+	var c creds
+	var groups, caps bool
 	sc := bufio.NewScanner(bytes.NewReader(status))
 	for sc.Scan() {
-		rest, ok := bytes.CutPrefix(sc.Bytes(), []byte("Groups:"))
-		if !ok {
-			continue
-		}
-		var out []uint32
-		for _, f := range bytes.Fields(rest) {
-			g, err := strconv.ParseUint(string(f), 10, 32)
-			if err != nil {
-				return nil, fmt.Errorf("groups: %q: %w", f, err)
+		line := sc.Bytes()
+		if rest, ok := bytes.CutPrefix(line, []byte("Groups:")); ok {
+			for _, f := range bytes.Fields(rest) {
+				g, err := strconv.ParseUint(string(f), 10, 32)
+				if err != nil {
+					return creds{}, fmt.Errorf("groups: %q: %w", f, err)
+				}
+				c.groups = append(c.groups, uint32(g))
 			}
-			out = append(out, uint32(g))
+			groups = true
 		}
-		return out, nil
+		if rest, ok := bytes.CutPrefix(line, []byte("CapEff:")); ok {
+			v, err := strconv.ParseUint(string(bytes.TrimSpace(rest)), 16, 64)
+			if err != nil {
+				return creds{}, fmt.Errorf("CapEff: %w", err)
+			}
+			c.caps, caps = v, true
+		}
 	}
 	if err := sc.Err(); err != nil {
-		return nil, err
+		return creds{}, err
 	}
-	return nil, fmt.Errorf("no Groups: line")
+	if !groups || !caps {
+		return creds{}, errors.New("no Groups: or CapEff: line")
+	}
+	c.read = true
+	return c, nil
 }
 
 // permAttrs returns the mode and owner the checks of n go by.
@@ -170,24 +272,33 @@ func (f *FS) permAttrs(ctx context.Context, n *gofs.Inode) (attrs, error) {
 
 // allow checks that the caller may search every directory above n and
 // access n in mode mask (0: only reach it). It returns EACCES, or the
-// errno of a failed look-up of the attributes. Root passes at once.
+// errno of a failed look-up of the attributes. A caller with
+// CAP_DAC_OVERRIDE (root) passes without a look-up.
 func (f *FS) allow(ctx context.Context, n *gofs.Inode, mask uint32) syscall.Errno {
-	c := callerOf(ctx)
-	if c.privileged() {
+	return f.allowAs(ctx, f.callerOf(ctx), n, mask, true)
+}
+
+// allowAs is allow for caller c; walk false checks n alone (a request
+// through an open descriptor, whose path is not walked again).
+func (f *FS) allowAs(ctx context.Context, c caller, n *gofs.Inode, mask uint32, walk bool) syscall.Errno {
+	dir := n.Mode()&syscall.S_IFMT == syscall.S_IFDIR
+	if c.has(capDacOverride) && (dir || mask&mayExec == 0) {
 		return 0
 	}
-	var chain []*gofs.Inode
-	for p := n; ; {
-		_, parent := p.Parent()
-		if parent == nil {
-			break
+	if walk && !c.has(capDacReadSearch) {
+		var chain []*gofs.Inode
+		for p := n; ; {
+			_, parent := p.Parent()
+			if parent == nil {
+				break
+			}
+			chain = append(chain, parent)
+			p = parent
 		}
-		chain = append(chain, parent)
-		p = parent
-	}
-	for i := len(chain) - 1; i >= 0; i-- { // from the root down, as a path walk
-		if errno := f.allowOne(ctx, c, chain[i], mayExec); errno != 0 {
-			return errno
+		for i := len(chain) - 1; i >= 0; i-- { // from the root down, as a path walk
+			if errno := f.allowOne(ctx, c, chain[i], mayExec); errno != 0 {
+				return errno
+			}
 		}
 	}
 	if mask&7 == 0 {
@@ -201,39 +312,28 @@ func (f *FS) allowOne(ctx context.Context, c caller, n *gofs.Inode, mask uint32)
 	if err != nil {
 		return f.errno("access", n.Path(nil), err)
 	}
-	if !c.permits(a, mask) {
+	if !c.permits(a, n.Mode()&syscall.S_IFMT == syscall.S_IFDIR, mask) {
 		return syscall.EACCES
 	}
 	return 0
 }
 
 // access answers access(2) and chdir's check (the kernel asks the mount
-// for those): as allow, and for root, no execute right on a regular file
-// without an execute bit.
+// for those), as allow does.
 func (f *FS) access(ctx context.Context, n *gofs.Inode, mask uint32) syscall.Errno {
-	c := callerOf(ctx)
-	if c.privileged() {
-		if mask&mayExec == 0 || n.Mode()&syscall.S_IFMT != syscall.S_IFREG {
-			return 0
-		}
-		a, err := f.permAttrs(ctx, n)
-		if err != nil {
-			return f.errno("access", n.Path(nil), err)
-		}
-		if a.perm&0o111 == 0 {
-			return syscall.EACCES
-		}
-		return 0
-	}
 	return f.allow(ctx, n, mask)
 }
 
-// openMask is the access an open(2) with flags asks for.
+// openMask is the access an open(2) with flags asks for: an execve
+// needs execute permission alone.
 func openMask(flags uint32) uint32 {
 	var mask uint32
 	switch flags & syscall.O_ACCMODE {
 	case syscall.O_RDONLY:
 		mask = mayRead
+		if flags&fmodeExec != 0 {
+			mask = mayExec
+		}
 	case syscall.O_WRONLY:
 		mask = mayWrite
 	default:
@@ -242,9 +342,6 @@ func openMask(flags uint32) uint32 {
 	if flags&syscall.O_TRUNC != 0 {
 		mask |= mayWrite
 	}
-	if flags&fmodeExec != 0 {
-		mask |= mayExec
-	}
 	return mask
 }
 
@@ -252,12 +349,12 @@ func openMask(flags uint32) uint32 {
 // named in dir: write and search permission on dir and, when dir has the
 // sticky bit, ownership of dir or of child (EPERM otherwise).
 func (f *FS) allowUnlink(ctx context.Context, dir *gofs.Inode, childAttrs func() (attrs, error)) syscall.Errno {
-	c := callerOf(ctx)
-	if c.privileged() {
-		return 0
-	}
-	if errno := f.allow(ctx, dir, mayWrite|mayExec); errno != 0 {
+	c := f.callerOf(ctx)
+	if errno := f.allowAs(ctx, c, dir, mayWrite|mayExec, true); errno != 0 {
 		return errno
+	}
+	if c.has(capFowner) {
+		return 0
 	}
 	da, err := f.permAttrs(ctx, dir)
 	if err != nil {
@@ -295,51 +392,65 @@ func (d *dirNode) childAttrs(ctx context.Context, name string) func() (attrs, er
 	}
 }
 
+// suidBits are the bits a write by someone else clears.
+const suidBits = syscall.S_ISUID | syscall.S_ISGID
+
 // allowSetattr checks a setattr request against the caller's rights, as
 // chmod(2), chown(2), truncate(2) and utimensat(2) do, and clears the
 // set-group-ID bit a chmod asks for when the caller is not in the file's
-// group (as Linux does).
+// group (as Linux does). A request through an open descriptor (FATTR_FH)
+// does not check the directories above. The kernel itself clears the
+// set-user-ID and set-group-ID bits of a file someone writes to, with a
+// chmod in the writer's name: that is let through for writers.
 func (f *FS) allowSetattr(ctx context.Context, n *gofs.Inode, fh gofs.FileHandle, in *fuse.SetAttrIn) syscall.Errno {
-	c := callerOf(ctx)
-	if c.privileged() {
+	c := f.callerOf(ctx)
+	if !c.known {
 		return 0
 	}
-	if errno := f.allow(ctx, n, 0); errno != 0 {
+	if errno := f.allowAs(ctx, c, n, 0, fh == nil); errno != 0 {
 		return errno
 	}
 	a, err := f.permAttrs(ctx, n)
 	if err != nil {
 		return f.errno("setattr", n.Path(nil), err)
 	}
+	dir := n.Mode()&syscall.S_IFMT == syscall.S_IFDIR
 	owner := c.owns(a)
-	if _, ok := in.GetSize(); ok && fh == nil && !c.permits(a, mayWrite) {
+	if _, ok := in.GetSize(); ok && fh == nil && !c.permits(a, dir, mayWrite) {
 		return syscall.EACCES
 	}
-	if uid, ok := in.GetUID(); ok && (uid != a.uid || !owner) {
+	if uid, ok := in.GetUID(); ok && !c.has(capChown) && (uid != a.uid || !owner) {
 		return syscall.EPERM
 	}
-	if gid, ok := in.GetGID(); ok && (!owner || gid != a.gid && !c.inGroup(gid)) {
-		return syscall.EPERM
+	if gid, ok := in.GetGID(); ok && gid != a.gid && !c.has(capChown) {
+		if member, _ := c.inGroup(gid); !owner || !member {
+			return syscall.EPERM
+		}
 	}
 	if m, ok := in.GetMode(); ok {
-		if !owner {
+		killpriv := m&0o7777 == a.perm&^suidBits && a.perm&suidBits != 0 && c.permits(a, dir, mayWrite)
+		if !owner && !killpriv {
 			return syscall.EPERM
 		}
 		gid := a.gid
 		if g, ok := in.GetGID(); ok {
 			gid = g
 		}
-		if m&syscall.S_ISGID != 0 && !c.inGroup(gid) {
+		if member, _ := c.inGroup(gid); m&syscall.S_ISGID != 0 && !member && !c.has(capFsetid) {
 			in.Mode &^= syscall.S_ISGID
 		}
 	}
 	if in.Valid&(fuse.FATTR_ATIME|fuse.FATTR_MTIME) != 0 && !owner {
-		now := in.Valid&(fuse.FATTR_ATIME|fuse.FATTR_ATIME_NOW) != fuse.FATTR_ATIME &&
-			in.Valid&(fuse.FATTR_MTIME|fuse.FATTR_MTIME_NOW) != fuse.FATTR_MTIME
-		if !now {
+		// Only "both times to now" (touch, utimes(NULL)) or the times a
+		// truncation sets are a writer's right; the kernel does not say
+		// which one a lone UTIME_NOW was, so one time alone needs the
+		// owner.
+		const bothNow = fuse.FATTR_ATIME | fuse.FATTR_ATIME_NOW | fuse.FATTR_MTIME | fuse.FATTR_MTIME_NOW
+		_, trunc := in.GetSize()
+		if in.Valid&bothNow != bothNow && !trunc {
 			return syscall.EPERM
 		}
-		if !c.permits(a, mayWrite) {
+		if !c.permits(a, dir, mayWrite) {
 			return syscall.EACCES
 		}
 	}
@@ -352,20 +463,17 @@ func (f *FS) allowSetattr(ctx context.Context, n *gofs.Inode, fh gofs.FileHandle
 // the directory's. Other namespaces are the handlers' to refuse; listing
 // needs only to reach the node.
 func (f *FS) allowXattr(ctx context.Context, n *gofs.Inode, attr string, write bool) syscall.Errno {
-	c := callerOf(ctx)
-	if c.privileged() {
-		return 0
-	}
+	c := f.callerOf(ctx)
 	switch {
 	case attr == "" || !strings.HasPrefix(attr, xattrUser):
-		return f.allow(ctx, n, 0)
+		return f.allowAs(ctx, c, n, 0, true)
 	case !write:
-		return f.allow(ctx, n, mayRead)
+		return f.allowAs(ctx, c, n, mayRead, true)
 	}
-	if errno := f.allow(ctx, n, mayWrite); errno != 0 {
+	if errno := f.allowAs(ctx, c, n, mayWrite, true); errno != 0 {
 		return errno
 	}
-	if n.Mode()&syscall.S_IFMT != syscall.S_IFDIR {
+	if n.Mode()&syscall.S_IFMT != syscall.S_IFDIR || c.has(capFowner) {
 		return 0
 	}
 	a, err := f.permAttrs(ctx, n)
@@ -427,4 +535,41 @@ func (d *dirNode) Opendir(ctx context.Context) syscall.Errno {
 
 func (d *ctlDirNode) Opendir(ctx context.Context) syscall.Errno {
 	return d.fsys.allow(ctx, d.EmbeddedInode(), mayRead)
+}
+
+// What go-fuse would answer for the control tree and the mount's root
+// when they lack a method (success for unlink and rmdir, ENOTSUP for
+// setattr) is refused instead.
+
+var (
+	_ gofs.NodeUnlinker  = (*ctlDirNode)(nil)
+	_ gofs.NodeRmdirer   = (*ctlDirNode)(nil)
+	_ gofs.NodeSetattrer = (*ctlDirNode)(nil)
+	_ gofs.NodeUnlinker  = (*rootNode)(nil)
+	_ gofs.NodeSetattrer = (*rootNode)(nil)
+)
+
+// Unlink refuses: the control tree's files are the server's.
+func (d *ctlDirNode) Unlink(ctx context.Context, name string) syscall.Errno {
+	return cmp.Or(d.fsys.allow(ctx, d.EmbeddedInode(), mayWrite|mayExec), syscall.EPERM)
+}
+
+// Rmdir refuses: the control tree's directories are the server's.
+func (d *ctlDirNode) Rmdir(ctx context.Context, name string) syscall.Errno {
+	return cmp.Or(d.fsys.allow(ctx, d.EmbeddedInode(), mayWrite|mayExec), syscall.EPERM)
+}
+
+// Setattr refuses: the control tree's modes are fixed.
+func (d *ctlDirNode) Setattr(ctx context.Context, fh gofs.FileHandle, in *fuse.SetAttrIn, out *fuse.AttrOut) syscall.Errno {
+	return cmp.Or(d.fsys.allow(ctx, d.EmbeddedInode(), 0), syscall.EPERM)
+}
+
+// Unlink refuses: only buckets (directories) live at the mount's root.
+func (r *rootNode) Unlink(ctx context.Context, name string) syscall.Errno {
+	return syscall.EPERM
+}
+
+// Setattr refuses: the mount root's attributes are fixed.
+func (r *rootNode) Setattr(ctx context.Context, fh gofs.FileHandle, in *fuse.SetAttrIn, out *fuse.AttrOut) syscall.Errno {
+	return syscall.EPERM
 }

@@ -14,8 +14,10 @@ import (
 // not use the kernel's default_permissions) with real commands run as
 // uid/gid 65534 with the supplementary group 1234, on files root made:
 // modes, search permission on directories whose entries the kernel has
-// cached, the sticky bit, chmod, supplementary groups, access(2), chdir,
-// rename, and user.* extended attributes.
+// cached, the sticky bit, chmod and touch rights, supplementary groups,
+// access(2), chdir, rename, user.* extended attributes, execute-only
+// programs, the kernel clearing a set-user-ID bit on a write, the control
+// tree; and root without capabilities (setpriv), checked like anybody.
 func TestFSPermissions(t *testing.T) {
 	requireFUSE(t)
 	if os.Geteuid() != 0 {
@@ -47,6 +49,9 @@ func TestFSPermissions(t *testing.T) {
 		"echo root > sticky/rootfile", "chmod 666 sticky/rootfile",
 		"echo ok > grp-ok", "chown 0:1234 grp-ok", "chmod 640 grp-ok",
 		"echo no > grp-no", "chown 0:4321 grp-no", "chmod 640 grp-no",
+		"cp /bin/true shared/xonly", "chmod 711 shared/xonly",
+		"echo suid > suid.txt", "chmod 4666 suid.txt",
+		"echo rw > shared/rw.txt", "chmod 666 shared/rw.txt",
 		"cat private/secret >/dev/null", "ls -l private sticky >/dev/null",
 	}, "\n"))
 	if err := syscall.Setxattr(p("pub.txt"), "user.color", []byte("blue"), 0); err != nil {
@@ -87,6 +92,13 @@ else:
 		{"read a user.* attribute of a readable file", xattr("get", p("pub.txt"), "user.color", ""), "", "blue"},
 		{"set a user.* attribute of root's file", xattr("set", p("pub.txt"), "user.color", "red"), "PermissionError", ""},
 		{"list the control tree", []string{"ls", filepath.Join(mnt, ".cairn")}, denied, ""},
+		{"remove a control file", []string{"rm", "-f", filepath.Join(mnt, ".cairn", "store", "status")}, denied, ""},
+		{"chmod the mount's root", []string{"chmod", "700", mnt}, notPermitted, ""},
+		{"run an execute-only program", []string{p("shared/xonly")}, "", ""},
+		{"append to a set-user-ID file one may write", []string{"sh", "-c", "echo more >> " + p("suid.txt") + " && stat -c %a " + p("suid.txt")}, "", "666"},
+		{"touch a file one may write", []string{"touch", p("shared/rw.txt")}, "", ""},
+		{"touch -m a file one may write but does not own", []string{"touch", "-m", p("shared/rw.txt")}, notPermitted, ""},
+		{"make a private file", []string{"sh", "-c", "echo nobody > " + p("shared/nob") + " && chmod 600 " + p("shared/nob")}, "", ""},
 	} {
 		t.Run(tc.what, func(t *testing.T) {
 			out, err := runAsOther(t, tc.argv...)
@@ -103,6 +115,17 @@ else:
 		})
 	}
 
+	// Root without capabilities is checked like anybody else.
+	if setpriv, err := exec.LookPath("setpriv"); err == nil {
+		out, err := fsRun(setpriv, "--bounding-set=-all", "--inh-caps=-all", "--", "cat", p("shared/nob"))
+		if err == nil || !strings.Contains(out, denied) {
+			t.Errorf("root without capabilities reads another user's 0600 file: %v %q", err, out)
+		}
+		if out, err := fsRun(setpriv, "--bounding-set=-all", "--inh-caps=-all", "--", "cat", p("pub.txt")); err != nil {
+			t.Errorf("root without capabilities reads its own 0644 file: %v %q", err, out)
+		}
+	}
+
 	// What was refused did not happen, and root still does everything.
 	if b, err := os.ReadFile(p("pub.txt")); err != nil || string(b) != "public\n" {
 		t.Errorf("pub.txt after the refused append: %q %v", b, err)
@@ -111,7 +134,7 @@ else:
 	if n, err := syscall.Getxattr(p("pub.txt"), "user.color", v); err != nil || string(v[:max(n, 0)]) != "blue" {
 		t.Errorf("user.color after the refused set: %q %v", v[:max(n, 0)], err)
 	}
-	fsSh(t, "set -e; cd "+dir+"; cat private/secret >/dev/null; rm sticky/rootfile; chmod 600 pub.txt; mkdir newdir; test ! -e moved")
+	fsSh(t, "set -e; cd "+dir+"; cat private/secret shared/nob >/dev/null; rm sticky/rootfile; chmod 600 pub.txt; mkdir newdir; test ! -e moved; test -e "+filepath.Join(mnt, ".cairn", "store", "status"))
 }
 
 // runAsOther runs argv as uid/gid 65534 with the supplementary group
