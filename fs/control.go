@@ -188,6 +188,9 @@ func (h *ctlHandle) Write(ctx context.Context, data []byte, off int64) (uint32, 
 // ctlErrno maps a control operation's error (control.Errno) and logs it.
 func (f *FS) ctlErrno(op, path string, err error) syscall.Errno {
 	e := control.Errno(err)
+	if e == syscall.ENOSYS {
+		e = syscall.EIO // see FS.errno
+	}
 	if e != syscall.ENOENT {
 		f.log.Warn().Err(err).Str("op", op).Str("path", path).Str("errno", e.Error()).Msg("control request failed")
 	}

@@ -70,31 +70,54 @@ type caller struct {
 	creds    creds // the process's groups and capabilities
 }
 
+// credState says how far a caller's /proc entry can be trusted.
+type credState int
+
+const (
+	// credsUnknown: no process to ask (PID 0: outside the server's PID
+	// namespace, or a /proc that is not the server's), or one acting
+	// with credentials other than its own for this request (the kernel's
+	// override_creds: access(2) of a set-user-ID program, nfsd). Root
+	// keeps every capability, as the kernel's own requests have them;
+	// others have none and unknown groups.
+	credsUnknown credState = iota
+	// credsGone: the thread is gone; no capabilities, unknown groups.
+	credsGone
+	// credsRead: groups and capabilities as read.
+	credsRead
+)
+
 // creds are a process's supplementary groups and effective capabilities.
 type creds struct {
 	uid, gid uint32 // the ids they were read for
 	groups   []uint32
 	caps     uint64
-	read     bool // read from /proc (false: the process could not be asked)
+	state    credState
 	at       time.Time
 }
 
 // credCache keeps each caller thread's creds for credTTL, so that the
-// checks cost a /proc read per thread and second, not per request.
+// checks cost a /proc read per thread and period, not per request. A
+// thread that drops a capability or a group keeps it here until then.
 type credCache struct {
+	once   sync.Once
+	procOK bool    // /proc is the server's PID namespace's
+	userNS [2]uint64 // device and inode of the server's user namespace
+
 	mu sync.Mutex // protects m
 	m  map[uint32]creds
 }
 
 const (
-	credTTL     = time.Second
+	credTTL     = 250 * time.Millisecond
 	credEntries = 1024
 )
 
-// get returns the creds of thread pid, which the kernel says runs as
+// get returns the creds of thread pid, which the kernel says acts as
 // uid/gid, reading them again when older than credTTL or read for other
 // ids.
 func (cc *credCache) get(pid, uid, gid uint32) creds {
+	cc.once.Do(cc.init)
 	now := time.Now()
 	cc.mu.Lock()
 	c, ok := cc.m[pid]
@@ -102,7 +125,7 @@ func (cc *credCache) get(pid, uid, gid uint32) creds {
 	if ok && c.uid == uid && c.gid == gid && now.Sub(c.at) < credTTL {
 		return c
 	}
-	c = readCreds(pid)
+	c = cc.read(pid, uid, gid)
 	c.uid, c.gid, c.at = uid, gid, now
 	cc.mu.Lock()
 	defer cc.mu.Unlock()
@@ -110,6 +133,56 @@ func (cc *credCache) get(pid, uid, gid uint32) creds {
 		cc.m = map[uint32]creds{}
 	}
 	cc.m[pid] = c
+	return c
+}
+
+// init checks that /proc/self is this process (else /proc belongs to
+// another PID namespace and its numbers name other processes) and notes
+// the server's user namespace.
+func (cc *credCache) init() {
+	self, err := os.Readlink("/proc/self")
+	if err != nil || self != strconv.Itoa(os.Getpid()) {
+		return
+	}
+	ns, err := userNS("self")
+	if err != nil {
+		return
+	}
+	cc.procOK, cc.userNS = true, ns
+}
+
+// userNS returns the device and inode of process pid's user namespace.
+func userNS(pid string) ([2]uint64, error) {
+	var st syscall.Stat_t
+	if err := syscall.Stat("/proc/"+pid+"/ns/user", &st); err != nil {
+		return [2]uint64{}, err
+	}
+	return [2]uint64{st.Dev, st.Ino}, nil
+}
+
+// read reads the creds of thread pid acting as uid/gid. Capabilities
+// count only in the server's user namespace (a process in a namespace of
+// its own, such as `unshare -r`, holds them over that namespace alone).
+func (cc *credCache) read(pid, uid, gid uint32) creds {
+	if pid == 0 || !cc.procOK {
+		return creds{state: credsUnknown}
+	}
+	id := strconv.FormatUint(uint64(pid), 10)
+	data, err := os.ReadFile("/proc/" + id + "/status")
+	if err != nil {
+		return creds{state: credsGone}
+	}
+	c, fsuid, fsgid, err := parseStatus(data)
+	if err != nil {
+		return creds{state: credsGone}
+	}
+	if fsuid != uid || fsgid != gid {
+		return creds{state: credsUnknown}
+	}
+	if ns, err := userNS(id); err != nil || ns != cc.userNS {
+		c.caps = 0
+	}
+	c.state = credsRead
 	return c
 }
 
@@ -121,17 +194,17 @@ func (f *FS) callerOf(ctx context.Context) caller {
 	return caller{uid: c.Uid, gid: c.Gid, known: true, creds: f.creds.get(c.Pid, c.Uid, c.Gid)}
 }
 
-// has says whether the caller holds capability capa. A process that
-// could not be asked (it is gone, or outside the server's PID namespace)
-// is taken to have all of them as root and none otherwise.
+// has says whether the caller holds capability capa (see credState).
 func (c caller) has(capa uint) bool {
 	switch {
 	case !c.known:
 		return true // no caller: a request of the kernel's own
-	case c.creds.read:
+	case c.creds.state == credsRead:
 		return c.creds.caps&(1<<capa) != 0
-	default:
+	case c.creds.state == credsUnknown:
 		return c.uid == 0
+	default:
+		return false
 	}
 }
 
@@ -142,7 +215,7 @@ func (c caller) inGroup(gid uint32) (member, known bool) {
 	if c.gid == gid {
 		return true, true
 	}
-	if !c.creds.read {
+	if c.creds.state != credsRead {
 		return false, false
 	}
 	return slices.Contains(c.creds.groups, gid), true
@@ -185,57 +258,60 @@ func (c caller) permits(a attrs, dir bool, mask uint32) bool {
 // attributes a (chmod, utimes to a given time, the sticky bit).
 func (c caller) owns(a attrs) bool { return c.uid == a.uid || c.has(capFowner) }
 
-// readCreds reads the groups and effective capabilities of process pid;
-// the result says read false when it cannot.
-func readCreds(pid uint32) creds {
-	if pid == 0 {
-		return creds{}
-	}
-	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
-	if err != nil {
-		return creds{}
-	}
-	c, err := parseStatus(data)
-	if err != nil {
-		return creds{}
-	}
-	return c
-}
-
-// parseStatus reads the Groups: and CapEff: lines of a /proc/PID/status
-// file.
-func parseStatus(status []byte) (creds, error) {
-	var c creds
-	var groups, caps bool
+// parseStatus reads the Groups:, CapEff:, Uid: and Gid: lines of a
+// /proc/PID/status file; fsuid and fsgid are the ids the process acts
+// as on files (the fourth fields of Uid: and Gid:).
+func parseStatus(status []byte) (c creds, fsuid, fsgid uint32, err error) {
+	var groups, caps, uids, gids bool
 	sc := bufio.NewScanner(bytes.NewReader(status))
 	for sc.Scan() {
 		line := sc.Bytes()
-		if rest, ok := bytes.CutPrefix(line, []byte("Groups:")); ok {
-			for _, f := range bytes.Fields(rest) {
+		switch {
+		case bytes.HasPrefix(line, []byte("Groups:")):
+			for _, f := range bytes.Fields(line[len("Groups:"):]) {
 				g, err := strconv.ParseUint(string(f), 10, 32)
 				if err != nil {
-					return creds{}, fmt.Errorf("groups: %q: %w", f, err)
+					return creds{}, 0, 0, fmt.Errorf("groups: %q: %w", f, err)
 				}
 				c.groups = append(c.groups, uint32(g))
 			}
 			groups = true
-		}
-		if rest, ok := bytes.CutPrefix(line, []byte("CapEff:")); ok {
-			v, err := strconv.ParseUint(string(bytes.TrimSpace(rest)), 16, 64)
+		case bytes.HasPrefix(line, []byte("CapEff:")):
+			v, err := strconv.ParseUint(string(bytes.TrimSpace(line[len("CapEff:"):])), 16, 64)
 			if err != nil {
-				return creds{}, fmt.Errorf("CapEff: %w", err)
+				return creds{}, 0, 0, fmt.Errorf("CapEff: %w", err)
 			}
 			c.caps, caps = v, true
+		case bytes.HasPrefix(line, []byte("Uid:")):
+			if fsuid, err = fourthID(line[len("Uid:"):]); err != nil {
+				return creds{}, 0, 0, fmt.Errorf("Uid: %w", err)
+			}
+			uids = true
+		case bytes.HasPrefix(line, []byte("Gid:")):
+			if fsgid, err = fourthID(line[len("Gid:"):]); err != nil {
+				return creds{}, 0, 0, fmt.Errorf("Gid: %w", err)
+			}
+			gids = true
 		}
 	}
 	if err := sc.Err(); err != nil {
-		return creds{}, err
+		return creds{}, 0, 0, err
 	}
-	if !groups || !caps {
-		return creds{}, errors.New("no Groups: or CapEff: line")
+	if !groups || !caps || !uids || !gids {
+		return creds{}, 0, 0, errors.New("no Groups:, CapEff:, Uid: or Gid: line")
 	}
-	c.read = true
-	return c, nil
+	return c, fsuid, fsgid, nil
+}
+
+// fourthID reads the filesystem id, the last of the four ids of a Uid:
+// or Gid: line.
+func fourthID(fields []byte) (uint32, error) {
+	f := bytes.Fields(fields)
+	if len(f) != 4 {
+		return 0, fmt.Errorf("%d ids, want 4", len(f))
+	}
+	v, err := strconv.ParseUint(string(f[3]), 10, 32)
+	return uint32(v), err
 }
 
 // permAttrs returns the mode and owner the checks of n go by.
@@ -419,22 +495,31 @@ func (f *FS) allowSetattr(ctx context.Context, n *gofs.Inode, fh gofs.FileHandle
 	if _, ok := in.GetSize(); ok && fh == nil && !c.permits(a, dir, mayWrite) {
 		return syscall.EACCES
 	}
-	if uid, ok := in.GetUID(); ok && !c.has(capChown) && (uid != a.uid || !owner) {
+	// chown_ok and chgrp_ok: the owner proper (CAP_FOWNER is not
+	// enough) may keep the owner and give the group to one of theirs.
+	uid, setUID := in.GetUID()
+	if setUID && !c.has(capChown) && (c.uid != a.uid || uid != a.uid) {
 		return syscall.EPERM
 	}
-	if gid, ok := in.GetGID(); ok && gid != a.gid && !c.has(capChown) {
-		if member, _ := c.inGroup(gid); !owner || !member {
+	gid, setGID := in.GetGID()
+	if setGID && !c.has(capChown) {
+		member, _ := c.inGroup(gid)
+		if c.uid != a.uid || gid != a.gid && !member {
 			return syscall.EPERM
 		}
 	}
 	if m, ok := in.GetMode(); ok {
-		killpriv := m&0o7777 == a.perm&^suidBits && a.perm&suidBits != 0 && c.permits(a, dir, mayWrite)
+		// The kernel clears set-user-ID and set-group-ID itself, in the
+		// name of whoever writes or chowns the file: a mode that only
+		// drops some of those bits passes for them.
+		m &= 0o7777
+		dropsOnly := m&^suidBits == a.perm&^suidBits && m&suidBits != a.perm&suidBits && m&suidBits&^a.perm == 0
+		killpriv := dropsOnly && (setUID || setGID || c.permits(a, dir, mayWrite))
 		if !owner && !killpriv {
 			return syscall.EPERM
 		}
-		gid := a.gid
-		if g, ok := in.GetGID(); ok {
-			gid = g
+		if !setGID {
+			gid = a.gid
 		}
 		if member, _ := c.inGroup(gid); m&syscall.S_ISGID != 0 && !member && !c.has(capFsetid) {
 			in.Mode &^= syscall.S_ISGID

@@ -51,6 +51,7 @@ func TestFSPermissions(t *testing.T) {
 		"echo no > grp-no", "chown 0:4321 grp-no", "chmod 640 grp-no",
 		"cp /bin/true shared/xonly", "chmod 711 shared/xonly",
 		"echo suid > suid.txt", "chmod 4666 suid.txt",
+		"echo sgid > sgid.txt", "chown 0:1234 sgid.txt", "chmod 6666 sgid.txt",
 		"echo rw > shared/rw.txt", "chmod 666 shared/rw.txt",
 		"cat private/secret >/dev/null", "ls -l private sticky >/dev/null",
 	}, "\n"))
@@ -92,10 +93,10 @@ else:
 		{"read a user.* attribute of a readable file", xattr("get", p("pub.txt"), "user.color", ""), "", "blue"},
 		{"set a user.* attribute of root's file", xattr("set", p("pub.txt"), "user.color", "red"), "PermissionError", ""},
 		{"list the control tree", []string{"ls", filepath.Join(mnt, ".cairn")}, denied, ""},
-		{"remove a control file", []string{"rm", "-f", filepath.Join(mnt, ".cairn", "store", "status")}, denied, ""},
 		{"chmod the mount's root", []string{"chmod", "700", mnt}, notPermitted, ""},
 		{"run an execute-only program", []string{p("shared/xonly")}, "", ""},
 		{"append to a set-user-ID file one may write", []string{"sh", "-c", "echo more >> " + p("suid.txt") + " && stat -c %a " + p("suid.txt")}, "", "666"},
+		{"append to a set-user-ID, set-group-ID file of one's group without group execute", []string{"sh", "-c", "echo more >> " + p("sgid.txt") + " && stat -c %a " + p("sgid.txt")}, "", "2666"},
 		{"touch a file one may write", []string{"touch", p("shared/rw.txt")}, "", ""},
 		{"touch -m a file one may write but does not own", []string{"touch", "-m", p("shared/rw.txt")}, notPermitted, ""},
 		{"make a private file", []string{"sh", "-c", "echo nobody > " + p("shared/nob") + " && chmod 600 " + p("shared/nob")}, "", ""},
@@ -115,8 +116,26 @@ else:
 		})
 	}
 
+	// Capabilities held in a user namespace of one's own count for that
+	// namespace only.
+	if out, err := runAsOther(t, "unshare", "-Ur", "true"); err != nil {
+		t.Logf("no unprivileged user namespaces here (%v %s): not checked", err, strings.TrimSpace(out))
+	} else if out, err := runAsOther(t, "unshare", "-Ur", "cat", p("private/secret")); err == nil || !strings.Contains(out, denied) {
+		t.Errorf("uid 65534 as root of its own user namespace reads root's 0600 file: %v %q", err, out)
+	}
+
+	// The control tree's entries are the server's, even for root.
+	ctlStore := filepath.Join(mnt, ".cairn", "store")
+	for _, argv := range [][]string{{"rm", "-f", filepath.Join(ctlStore, "status")}, {"rmdir", ctlStore}} {
+		if out, err := fsRun(argv[0], argv[1:]...); err == nil || !strings.Contains(out, notPermitted) {
+			t.Errorf("root %s: %v %q, want %q", strings.Join(argv, " "), err, out, notPermitted)
+		}
+	}
+
 	// Root without capabilities is checked like anybody else.
-	if setpriv, err := exec.LookPath("setpriv"); err == nil {
+	if setpriv, err := exec.LookPath("setpriv"); err != nil {
+		t.Log("setpriv is not installed: root without capabilities not checked")
+	} else {
 		out, err := fsRun(setpriv, "--bounding-set=-all", "--inh-caps=-all", "--", "cat", p("shared/nob"))
 		if err == nil || !strings.Contains(out, denied) {
 			t.Errorf("root without capabilities reads another user's 0600 file: %v %q", err, out)
