@@ -101,7 +101,7 @@ type creds struct {
 // thread that drops a capability or a group keeps it here until then.
 type credCache struct {
 	once   sync.Once
-	procOK bool    // /proc is the server's PID namespace's
+	procOK bool      // /proc is the server's PID namespace's
 	userNS [2]uint64 // device and inode of the server's user namespace
 
 	mu sync.Mutex // protects m
