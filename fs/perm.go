@@ -284,12 +284,12 @@ func parseStatus(status []byte) (c creds, fsuid, fsgid uint32, err error) {
 			c.caps, caps = v, true
 		case bytes.HasPrefix(line, []byte("Uid:")):
 			if fsuid, err = fourthID(line[len("Uid:"):]); err != nil {
-				return creds{}, 0, 0, fmt.Errorf("Uid: %w", err)
+				return creds{}, 0, 0, fmt.Errorf("status line Uid: %w", err)
 			}
 			uids = true
 		case bytes.HasPrefix(line, []byte("Gid:")):
 			if fsgid, err = fourthID(line[len("Gid:"):]); err != nil {
-				return creds{}, 0, 0, fmt.Errorf("Gid: %w", err)
+				return creds{}, 0, 0, fmt.Errorf("status line Gid: %w", err)
 			}
 			gids = true
 		}
