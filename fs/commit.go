@@ -116,19 +116,8 @@ func (n *fileNode) commitLocked(ctx context.Context, final bool) error {
 		// Small, with room to spare: a copy of the buffer goes in a
 		// background put, so that close(2) costs no drive write (a
 		// cp -r of small files closes one every few hundred µs), and
-		// later writes need not wait for it.
-		n.fsys.self.expect(bucket, key)
-		p, err := n.fsys.store.PutBackground(ctx, bucket, key, bytes.NewReader(bytes.Clone(ws.buf)), ws.size, opt)
-		if err != nil {
-			n.fsys.self.cancel(bucket, key)
-			return err
-		}
-		n.pending = p
-		n.pendingAttrs = ws.attrs
-		n.pendingAttrs.size = ws.size
-		ws.meta = m
-		ws.dirty, ws.metaDirty = false, false
-		return nil
+		// later writes need not wait for it (no inflight).
+		body = bytes.NewReader(bytes.Clone(ws.buf))
 	case ws.stage != nil:
 		body = io.NewSectionReader(ws.stage, 0, ws.size)
 	default: // dirty with neither: cannot happen, but never lose it
@@ -143,7 +132,9 @@ func (n *fileNode) commitLocked(ctx context.Context, final bool) error {
 		n.fsys.self.cancel(bucket, key)
 		return err
 	}
-	ws.inflight = p
+	if !ws.inBuf {
+		ws.inflight = p // the put reads the stage
+	}
 	n.pending = p
 	n.pendingAttrs = ws.attrs
 	n.pendingAttrs.size = ws.size

@@ -82,16 +82,7 @@ func TestCatalogCutoverPermissions(t *testing.T) {
 	t.Run("control files", func(t *testing.T) {
 		requireFUSE(t)
 		runAs := cfRunAsNobody(t)
-		// The mount point must be reachable by nobody, so that a denial
-		// comes from the control tree's modes and not from the path to it.
-		mnt, err := os.MkdirTemp("", "cf-mnt-")
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { _ = os.Remove(mnt) })
-		if err := os.Chmod(mnt, 0o755); err != nil {
-			t.Fatal(err)
-		}
+		mnt := reachableMountPoint(t, "cf-mnt-")
 		t.Setenv("CAIRN_TABLE_CATALOG_BACKING", "")
 		t.Setenv("CAIRN_FAILPOINTS", "")
 		s := startMountAt(t, t.TempDir(), mnt)

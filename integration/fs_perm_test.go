@@ -23,16 +23,7 @@ func TestFSPermissions(t *testing.T) {
 	if os.Geteuid() != 0 {
 		t.Skip("needs root to run commands as another user")
 	}
-	// The mount point must be reachable by the other user, so that a
-	// denial comes from the mount and not from the path to it.
-	mnt, err := os.MkdirTemp("", "perm-mnt-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = os.Remove(mnt) })
-	if err := os.Chmod(mnt, 0o755); err != nil {
-		t.Fatal(err)
-	}
+	mnt := reachableMountPoint(t, "perm-mnt-")
 	srv := startMountAt(t, t.TempDir(), mnt)
 	dir := fsBucket(t, fsClient(srv), mnt, "perm")
 	p := func(rel string) string { return filepath.Join(dir, rel) }
@@ -154,6 +145,22 @@ else:
 		t.Errorf("user.color after the refused set: %q %v", v[:max(n, 0)], err)
 	}
 	fsSh(t, "set -e; cd "+dir+"; cat private/secret shared/nob >/dev/null; rm sticky/rootfile; chmod 600 pub.txt; mkdir newdir; test ! -e moved; test -e "+filepath.Join(mnt, ".cairn", "store", "status"))
+}
+
+// reachableMountPoint makes a mount point other users can reach (under
+// os.TempDir, mode 0755), so that a denial comes from the mount and not
+// from the path to it.
+func reachableMountPoint(t *testing.T, pattern string) string {
+	t.Helper()
+	mnt, err := os.MkdirTemp("", pattern)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = os.Remove(mnt) })
+	if err := os.Chmod(mnt, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return mnt
 }
 
 // runAsOther runs argv as uid/gid 65534 with the supplementary group
