@@ -24,6 +24,10 @@
 // facts. rename(2) is the store's atomic Rename or RenamePrefix. The
 // store's Watch feed invalidates the kernel's caches when S3 changes a key.
 //
+// The mount checks permissions itself (perm.go), with each caller's
+// groups and capabilities read from /proc (caller.go), rather than with
+// the kernel's default_permissions, which costs a GETATTR per create.
+//
 // A control tree (frontends/control) is mounted under a root-only .cairn/
 // directory. Store errors map to errnos in one place, errno.go.
 package fs
