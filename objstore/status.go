@@ -199,11 +199,7 @@ func (s *Store) MinDriveAvail(ctx context.Context) (uint64, error) {
 		if err := unix.Statfs(d.Root(), &sf); err != nil {
 			continue
 		}
-		bsize := uint64(sf.Bsize)
-		if sf.Frsize > 0 {
-			bsize = uint64(sf.Frsize)
-		}
-		if avail := sf.Bavail * bsize; !seen || avail < least {
+		if avail := sf.Bavail * statfsUnit(&sf); !seen || avail < least {
 			least, seen = avail, true
 		}
 	}
@@ -283,16 +279,22 @@ func probeDrive(root string) (fsSample, error) {
 	if err := unix.Statfs(root, &sf); err != nil {
 		return fsSample{}, fmt.Errorf("statfs %s: %w", root, err)
 	}
-	bsize := uint64(sf.Bsize)
-	if sf.Frsize > 0 {
-		bsize = uint64(sf.Frsize) // the unit of the block counts
-	}
+	bsize := statfsUnit(&sf)
 	return fsSample{
 		dev:   uint64(st.Dev),
 		total: sf.Blocks * bsize,
 		free:  sf.Bfree * bsize,
 		avail: sf.Bavail * bsize,
 	}, nil
+}
+
+// statfsUnit is the unit of statfs's block counts: the fragment size,
+// or the block size where the filesystem reports none.
+func statfsUnit(sf *unix.Statfs_t) uint64 {
+	if sf.Frsize > 0 {
+		return uint64(sf.Frsize)
+	}
+	return uint64(sf.Bsize)
 }
 
 // usableSpace sums the samples, each device once (the first sample of a

@@ -272,10 +272,7 @@ func TestStatFS(t *testing.T) {
 			if err := unix.Statfs(opt.Dir, &sf); err != nil {
 				t.Fatal(err)
 			}
-			bsize := uint64(sf.Frsize)
-			if bsize == 0 {
-				bsize = uint64(sf.Bsize)
-			}
+			bsize := statfsUnit(&sf)
 			k := tc.drives - tc.parity
 			if want := scale(sf.Blocks*bsize, k, tc.parity); got.TotalBytes != want {
 				t.Errorf("total %d, want %d", got.TotalBytes, want)
@@ -321,11 +318,7 @@ func TestMinDriveAvail(t *testing.T) {
 		if err := unix.Statfs(dir, &sf); err != nil {
 			t.Fatal(err)
 		}
-		bsize := uint64(sf.Frsize)
-		if bsize == 0 {
-			bsize = uint64(sf.Bsize)
-		}
-		return sf.Bavail * bsize
+		return sf.Bavail * statfsUnit(&sf)
 	}
 	// near says whether got is want, give or take what other processes
 	// wrote meanwhile.
