@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"syscall"
 
 	"github.com/cairnstore/cairn/frontends/s3/iam"
 	"github.com/cairnstore/cairn/frontends/s3/sigv4"
@@ -36,6 +37,11 @@ var (
 	errEntityTooLarge   = &APIError{"EntityTooLarge", http.StatusBadRequest, "Your proposed upload exceeds the maximum allowed object size."}
 	errInvalidDigest    = &APIError{"InvalidDigest", http.StatusBadRequest, "The Content-MD5 you specified is not valid."}
 	errNotModified      = &APIError{"NotModified", http.StatusNotModified, "Not Modified"}
+	// errStorageFull answers a write that failed because drives are full
+	// (ENOSPC or EDQUOT under the store's error, often a lost write
+	// quorum): 507 like MinIO's XMinioStorageFull, so that a client does
+	// not read it as SlowDown and retry into the same full disk.
+	errStorageFull = &APIError{"InsufficientStorage", http.StatusInsufficientStorage, "The drives are full: delete objects or add space, then retry."}
 )
 
 // storeErrors maps every objstore sentinel; TestErrorTablesCoverSentinels
@@ -107,6 +113,9 @@ func toAPIError(err error) *APIError {
 	var pe *objstore.PartError
 	if errors.As(err, &pe) {
 		err = pe.Err
+	}
+	if errors.Is(err, syscall.ENOSPC) || errors.Is(err, syscall.EDQUOT) {
+		return errStorageFull
 	}
 	for _, t := range [][]struct {
 		err error

@@ -1,12 +1,15 @@
 package s3
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"go/ast"
 	"go/parser"
 	"go/token"
+	"io/fs"
 	"path/filepath"
+	"syscall"
 	"testing"
 
 	"github.com/cairnstore/cairn/frontends/s3/sigv4"
@@ -103,12 +106,26 @@ func sigv4Sentinels() map[string]error {
 	}
 }
 
-func TestPartErrorMapsToItsCause(t *testing.T) {
-	err := &objstore.PartError{Number: 3, Err: fmt.Errorf("%w: 10 bytes", objstore.ErrEntityTooSmall)}
-	if api := toAPIError(err); api.Code != "EntityTooSmall" || api.Status != 400 {
-		t.Fatalf("got %+v", api)
-	}
-	if api := toAPIError(errors.New("boom")); api.Code != "InternalError" || api.Status != 500 {
-		t.Fatalf("unknown error: %+v", api)
+func TestToAPIError(t *testing.T) {
+	full := &fs.PathError{Op: "write", Path: "/d0/data/ab/x", Err: syscall.ENOSPC}
+	for _, tc := range []struct {
+		name   string
+		err    error
+		code   string
+		status int
+	}{
+		{"part error maps to its cause", &objstore.PartError{Number: 3, Err: fmt.Errorf("%w: 10 bytes", objstore.ErrEntityTooSmall)}, "EntityTooSmall", 400},
+		{"unknown error", errors.New("boom"), "InternalError", 500},
+		{"quorum lost", fmt.Errorf("%w: 2 of 4 drives", objstore.ErrQuorumLost), "SlowDown", 503},
+		{"quorum lost to full drives", fmt.Errorf("%w: %w", objstore.ErrQuorumLost, errors.Join(full, full)), "InsufficientStorage", 507},
+		{"full drive in a part", &objstore.PartError{Number: 1, Err: full}, "InsufficientStorage", 507},
+		{"quota", fmt.Errorf("commit: %w", syscall.EDQUOT), "InsufficientStorage", 507},
+		{"cancelled", fmt.Errorf("read body: %w", context.Canceled), "RequestTimeout", 400},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if api := toAPIError(tc.err); api.Code != tc.code || api.Status != tc.status {
+				t.Fatalf("got %+v, want %s %d", api, tc.code, tc.status)
+			}
+		})
 	}
 }
