@@ -107,6 +107,9 @@ func Mount(ctx context.Context, st *objstore.Store, dir string, opt Options) (*F
 			DirectMountStrict: true,
 			MaxWrite:          1 << 20,
 			MaxReadAhead:      1 << 20,
+			// Files of a small-file run are written with direct I/O
+			// (handle.directOK); shared mappings of them stay possible.
+			ExtraCapabilities: fuse.CAP_DIRECT_IO_ALLOW_MMAP,
 			// No default_permissions: the mount checks modes itself
 			// (perm.go), which saves a GETATTR per file created.
 			Debug: opt.Debug,

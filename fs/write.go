@@ -137,6 +137,42 @@ func (n *fileNode) beginWrite(ctx context.Context, trunc bool) (*handle, error) 
 	return n.writeHandleLocked(ctx)
 }
 
+// smallRunWriter says whether the file is being written through the
+// mount because it was created in a run of small files.
+func (n *fileNode) smallRunWriter() bool {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	return n.ws != nil && n.ws.noPassthrough && !n.ws.passthrough
+}
+
+// dropSetIDOnWrite clears the set-ID bits a write by the caller clears
+// on Linux (setattr_should_drop_suidgid): set-user-ID always, set-group-ID
+// when group-executable or when the caller is not in the file's group,
+// unless the caller holds CAP_FSETID. The kernel does this itself for
+// writes through the page cache, but not for direct I/O.
+func (n *fileNode) dropSetIDOnWrite(ctx context.Context) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	ws := n.ws
+	if ws == nil || ws.attrs.perm&suidBits == 0 {
+		return
+	}
+	c := n.fsys.callerOf(ctx)
+	if c.has(capFsetid) {
+		return
+	}
+	kill := ws.attrs.perm & syscall.S_ISUID
+	if ws.attrs.perm&syscall.S_ISGID != 0 {
+		if member, _ := c.inGroup(ws.attrs.gid); ws.attrs.perm&syscall.S_IXGRP != 0 || !member {
+			kill |= syscall.S_ISGID
+		}
+	}
+	if kill != 0 {
+		ws.attrs.perm &^= kill
+		ws.metaDirty = true
+	}
+}
+
 // writeHandleLocked makes the handle of a new writer. The first writer of
 // a file that no cached handle has open takes the passthrough path: the
 // content moves to a staging file at once and the kernel writes to it
