@@ -5,7 +5,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"testing"
+	"time"
 )
 
 // TestPutAsyncReadsItsWrites: operations on a key wait for its pending
@@ -185,5 +187,60 @@ func TestPutBackground(t *testing.T) {
 		if got := readAll(t, s, "bgput", key, GetOptions{}); !bytes.Equal(got, data) {
 			t.Fatalf("%s after close and reopen: %d bytes, want %d", key, len(got), len(data))
 		}
+	}
+}
+
+// TestBackgroundBurst: background operations start in bursts, but
+// whoever waits for one (Wait, a read of its key, a listing of its
+// prefix) starts it at once, and Close starts and drains those nobody
+// waited for. The burst delay is an hour here, so any of these that did
+// not start the burst would time out.
+func TestBackgroundBurst(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	opt := Options{Dir: t.TempDir(), DriveCount: 4, Parity: 2, BlockSize: 64 << 10, NoBackground: true}
+	s, err := Open(ctx, opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.pending.burst.delay = time.Hour
+	mustBucket(t, s, "burst")
+	put := func(key, body string) *Pending {
+		t.Helper()
+		p, err := s.PutBackground(ctx, "burst", key, strings.NewReader(body), int64(len(body)), PutOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	bounded := func() context.Context {
+		c, cancel := context.WithTimeout(ctx, 10*time.Second)
+		t.Cleanup(cancel)
+		return c
+	}
+	put("a", "first")
+	p := put("a", "second") // starts after the first, in the same burst
+	if info, err := p.Wait(bounded()); err != nil || info.Size != int64(len("second")) {
+		t.Fatalf("Wait of a queued put: %+v, %v", info, err)
+	}
+	if got := readAll(t, s, "burst", "a", GetOptions{}); string(got) != "second" {
+		t.Fatalf("a after two queued puts: %q", got)
+	}
+	put("dir/b", "listed")
+	page, err := s.List(bounded(), "burst", ListOptions{Prefix: "dir/"})
+	if err != nil || len(page.Objects) != 1 || page.Objects[0].Key != "dir/b" {
+		t.Fatalf("a listing of a queued put's prefix: %+v, %v", page, err)
+	}
+	put("c", "never waited for")
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	s, err = Open(ctx, opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = s.Close() }()
+	if got := readAll(t, s, "burst", "c", GetOptions{}); string(got) != "never waited for" {
+		t.Fatalf("c after close and reopen: %q", got)
 	}
 }
