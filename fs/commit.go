@@ -4,7 +4,6 @@ package fs
 // background put of passthrough writers, and fsync.
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"io"
@@ -94,6 +93,7 @@ func (n *fileNode) commitLocked(ctx context.Context, final bool) error {
 	m := withAttrs(ws.meta, ws.attrs)
 	opt := objstore.PutOptions{ContentType: ws.contentType, Meta: m}
 	var body io.Reader
+	var data []byte // a small content, in memory
 	switch {
 	case !ws.dirty:
 		if err := n.fsys.setMeta(ctx, bucket, key, ws.contentType, m); err != nil {
@@ -117,7 +117,7 @@ func (n *fileNode) commitLocked(ctx context.Context, final bool) error {
 		// background put, so that close(2) costs no drive write (a
 		// cp -r of small files closes one every few hundred µs), and
 		// later writes need not wait for it (no inflight).
-		body = bytes.NewReader(bytes.Clone(ws.buf))
+		data = append(make([]byte, 0, len(ws.buf)), ws.buf...) // never nil, even when empty
 	case ws.stage != nil:
 		body = io.NewSectionReader(ws.stage, 0, ws.size)
 	default: // dirty with neither: cannot happen, but never lose it
@@ -127,7 +127,13 @@ func (n *fileNode) commitLocked(ctx context.Context, final bool) error {
 		body = io.NewSectionReader(ws.stage, 0, ws.size)
 	}
 	n.fsys.self.expect(bucket, key)
-	p, err := n.fsys.store.PutBackground(ctx, bucket, key, body, ws.size, opt)
+	var p *objstore.Pending
+	var err error
+	if data != nil {
+		p, err = n.fsys.store.PutBackgroundBytes(ctx, bucket, key, data, opt)
+	} else {
+		p, err = n.fsys.store.PutBackground(ctx, bucket, key, body, ws.size, opt)
+	}
 	if err != nil {
 		n.fsys.self.cancel(bucket, key)
 		return err

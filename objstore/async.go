@@ -1,6 +1,7 @@
 package objstore
 
 import (
+	"bytes"
 	"context"
 	"encoding/hex"
 	"fmt"
@@ -24,9 +25,12 @@ type Pending struct {
 	set         *pendingSet
 	bucket, key string
 	prev        *Pending // an earlier pending put of the same key, committed first
-	done        chan struct{}
-	info        ObjectInfo
-	err         error
+	// inBurst: its commit is queued by its burst's writer, in order
+	// (PutBackgroundBytes); only burst writers, one at a time, touch it.
+	inBurst bool
+	done    chan struct{}
+	info    ObjectInfo
+	err     error
 }
 
 // Done is closed once the put has committed or failed.
@@ -230,16 +234,7 @@ func (s *Store) PutBackground(ctx context.Context, bucket, key string, body io.R
 // wait until the body is final: the key is pending, and its readers wait,
 // from the call on.
 func (s *Store) PutBackgroundFrom(ctx context.Context, bucket, key string, src func(context.Context) (io.Reader, int64, error), opt PutOptions) (*Pending, error) {
-	if err := s.checkOpen(); err != nil {
-		return nil, err
-	}
-	if err := ValidateKey(key); err != nil {
-		return nil, err
-	}
-	if opt.IfMatch != "" || opt.IfNoneMatch != "" {
-		return nil, fmt.Errorf("%w: PutBackground takes no conditions", ErrInvalidArgument)
-	}
-	if err := s.acquireAsync(ctx); err != nil {
+	if err := s.checkBackgroundPut(ctx, key, opt); err != nil {
 		return nil, err
 	}
 	return s.runAsync(ctx, bucket, key, func(ctx context.Context) (ObjectInfo, error) {
@@ -249,6 +244,71 @@ func (s *Store) PutBackgroundFrom(ctx context.Context, bucket, key string, src f
 		}
 		return s.writeAndCommit(ctx, bucket, key, body, size, opt)
 	}), nil
+}
+
+// PutBackgroundBytes is PutBackground of a body already in memory, which
+// the store keeps until the put is done (the caller must leave data
+// alone). A body small enough to be packed is written in its burst, on
+// the burst's goroutine, after the smaller puts queued before it (see
+// launcher): many small files closed on the mount then cost no goroutine
+// each.
+func (s *Store) PutBackgroundBytes(ctx context.Context, bucket, key string, data []byte, opt PutOptions) (*Pending, error) {
+	if int64(len(data)) > s.opt.PackMaxSize {
+		return s.PutBackground(ctx, bucket, key, bytes.NewReader(data), int64(len(data)), opt)
+	}
+	if err := s.checkBackgroundPut(ctx, key, opt); err != nil {
+		return nil, err
+	}
+	p := s.newPending(bucket, key, true)
+	cctx := withBackground(context.WithoutCancel(ctx))
+	write := func(ctx context.Context) (func() (ObjectInfo, error), error) {
+		return s.writeAndQueue(ctx, bucket, key, bytes.NewReader(data), int64(len(data)), opt)
+	}
+	s.pending.burst.addWrite(func() func() {
+		if prev := p.prev; prev != nil && !prev.inBurst {
+			select {
+			case <-prev.done:
+			default:
+				// Its commit must come first and may be far off (a
+				// large put): wait for it apart from the burst.
+				p.inBurst = false // puts of the key after it wait too
+				go func() {
+					<-prev.done
+					s.finishWrite(cctx, p, write)()
+				}()
+				return nil
+			}
+		}
+		return s.finishWrite(cctx, p, write)
+	})
+	return p, nil
+}
+
+// finishWrite runs the write of a burst's small put and returns what
+// waits for its commit and completes it.
+func (s *Store) finishWrite(ctx context.Context, p *Pending, write func(context.Context) (func() (ObjectInfo, error), error)) func() {
+	wait, err := write(ctx)
+	if err != nil {
+		return func() { s.finishAsync(p, ObjectInfo{}, err) }
+	}
+	return func() {
+		info, err := wait()
+		s.finishAsync(p, info, err)
+	}
+}
+
+// checkBackgroundPut checks a background put's arguments and takes its slot.
+func (s *Store) checkBackgroundPut(ctx context.Context, key string, opt PutOptions) error {
+	if err := s.checkOpen(); err != nil {
+		return err
+	}
+	if err := ValidateKey(key); err != nil {
+		return err
+	}
+	if opt.IfMatch != "" || opt.IfNoneMatch != "" {
+		return fmt.Errorf("%w: PutBackground takes no conditions", ErrInvalidArgument)
+	}
+	return s.acquireAsync(ctx)
 }
 
 // SetMetaAsync gives bucket/key a new version with the same bytes and the
@@ -329,72 +389,36 @@ func (s *Store) startAsync(ctx context.Context, bucket, key string, d *newData, 
 // operations are done; the key's readers wait for it meanwhile. It owns
 // the slot acquireAsync took.
 func (s *Store) runAsync(ctx context.Context, bucket, key string, work func(context.Context) (ObjectInfo, error)) *Pending {
-	p := &Pending{set: &s.pending, bucket: bucket, key: key, done: make(chan struct{})}
-	s.pending.add(p)
+	p := s.newPending(bucket, key, false)
 	cctx := withBackground(context.WithoutCancel(ctx))
 	s.pending.burst.add(func() {
-		defer s.releaseAsync()
-		defer close(p.done)
-		defer s.pending.remove(p)
 		if p.prev != nil {
 			<-p.prev.done
 		}
-		p.info, p.err = work(cctx)
-		if p.err != nil {
-			s.log.Warn().Err(p.err).Str("bucket", bucket).Str("key", key).Msg("asynchronous write failed")
-			return
-		}
-		s.notify(Event{Op: OpPut, Bucket: bucket, Key: key})
+		info, err := work(cctx)
+		s.finishAsync(p, info, err)
 	})
 	return p
 }
 
-// burstDelay is how long an asynchronous operation waits for others
-// before their goroutines start together, unless somebody waits for one
-// of them first (hurry). A cp -r of small files closes one every few
-// hundred µs: started one by one, each background put woke a thread and
-// took a core from the copy's own round trips at a random moment (25% of
-// its time, measured); started in bursts they cost one wake-up per burst,
-// and their commits share a flush. The committer lets background commits
-// linger five times longer anyway (backgroundLinger).
-const burstDelay = 10 * time.Millisecond
-
-// launcher starts queued functions on goroutines of their own, all those
-// queued at once, delay after the first of them was queued or at fire.
-type launcher struct {
-	delay time.Duration
-
-	mu    sync.Mutex // protects queue and timer
-	queue []func()
-	timer *time.Timer // armed while queue is not empty
+// newPending registers a pending operation on bucket/key.
+func (s *Store) newPending(bucket, key string, inBurst bool) *Pending {
+	p := &Pending{set: &s.pending, bucket: bucket, key: key, inBurst: inBurst, done: make(chan struct{})}
+	s.pending.add(p)
+	return p
 }
 
-func (l *launcher) add(f func()) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	l.queue = append(l.queue, f)
-	if len(l.queue) > 1 {
-		return
-	}
-	if l.timer == nil {
-		l.timer = time.AfterFunc(l.delay, l.fire)
+// finishAsync completes p with its outcome and gives back its slot.
+func (s *Store) finishAsync(p *Pending, info ObjectInfo, err error) {
+	p.info, p.err = info, err
+	if err != nil {
+		s.log.Warn().Err(err).Str("bucket", p.bucket).Str("key", p.key).Msg("asynchronous write failed")
 	} else {
-		l.timer.Reset(l.delay)
+		s.notify(Event{Op: OpPut, Bucket: p.bucket, Key: p.key})
 	}
-}
-
-// fire starts everything queued now.
-func (l *launcher) fire() {
-	l.mu.Lock()
-	q := l.queue
-	l.queue = nil
-	if l.timer != nil {
-		l.timer.Stop()
-	}
-	l.mu.Unlock()
-	for _, f := range q {
-		go f()
-	}
+	s.pending.remove(p)
+	close(p.done)
+	s.releaseAsync()
 }
 
 // Sync waits until the asynchronous puts of bucket/key issued so far are

@@ -193,7 +193,8 @@ func TestPutBackground(t *testing.T) {
 // TestBackgroundBurst: background operations start in bursts, but
 // whoever waits for one (Wait, a read of its key, a listing of its
 // prefix) starts it at once, and Close starts and drains those nobody
-// waited for. The burst delay is an hour here, so any of these that did
+// waited for; small in-memory puts, written by their burst, land in the
+// order they were made, after any earlier put of their key. The burst delay is an hour here, so any of these that did
 // not start the burst would time out.
 func TestBackgroundBurst(t *testing.T) {
 	t.Parallel()
@@ -231,7 +232,36 @@ func TestBackgroundBurst(t *testing.T) {
 	if err != nil || len(page.Objects) != 1 || page.Objects[0].Key != "dir/b" {
 		t.Fatalf("a listing of a queued put's prefix: %+v, %v", page, err)
 	}
-	put("c", "never waited for")
+	// Small in-memory puts are written by their burst, in order, also
+	// after a large put of the same key that is still running.
+	big := randBytes(300<<10, 7)
+	if _, err := s.PutBackground(ctx, "burst", "x", bytes.NewReader(big), int64(len(big)), PutOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	var last *Pending
+	for i := range 30 {
+		key := fmt.Sprintf("x%d", i%3)
+		if i == 29 {
+			key = "x"
+		}
+		if last, err = s.PutBackgroundBytes(ctx, "burst", key, []byte(fmt.Sprintf("small %d", i)), PutOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := last.Wait(bounded()); err != nil {
+		t.Fatal(err)
+	}
+	for key, want := range map[string]string{"x": "small 29", "x0": "small 27", "x1": "small 28", "x2": "small 26"} {
+		if got := readAll(t, s, "burst", key, GetOptions{}); string(got) != want {
+			t.Fatalf("%s after a burst of small puts: %q, want %q", key, got, want)
+		}
+	}
+	if _, err := s.PutBackgroundBytes(ctx, "burst", "x", nil, PutOptions{IfMatch: "*"}); !errors.Is(err, ErrInvalidArgument) {
+		t.Fatalf("PutBackgroundBytes with a condition: %v", err)
+	}
+	if _, err := s.PutBackgroundBytes(ctx, "burst", "c", []byte("never waited for"), PutOptions{}); err != nil {
+		t.Fatal(err)
+	}
 	if err := s.Close(); err != nil {
 		t.Fatal(err)
 	}

@@ -270,7 +270,7 @@ func BenchmarkPutBackgroundSmall(b *testing.B) {
 			cpu0 := processCPU(b)
 			var last []*Pending
 			for i := range b.N {
-				p, err := s.PutBackground(ctx, "bench", fmt.Sprintf("d%d/f%07d", b.N, i), bytes.NewReader(bytes.Clone(data)), int64(len(data)), PutOptions{})
+				p, err := s.PutBackgroundBytes(ctx, "bench", fmt.Sprintf("d%d/f%07d", b.N, i), bytes.Clone(data), PutOptions{})
 				if err != nil {
 					b.Fatal(err)
 				}

@@ -59,18 +59,30 @@ func (s *Store) commit(ctx context.Context, shards []int, quorum int, fn func(tx
 
 // enqueue hands r to the committer and waits for its outcome.
 func (s *Store) enqueue(ctx context.Context, r *commitReq) error {
-	s.closeMu.RLock()
+	if err := s.send(ctx, r); err != nil {
+		return err
+	}
 	defer s.closeMu.RUnlock()
+	return <-r.done
+}
+
+// send hands r to the committer without waiting: r.done will carry the
+// outcome. Unless it fails, the caller must receive from r.done and then
+// call s.closeMu.RUnlock (the store does not close under a request).
+func (s *Store) send(ctx context.Context, r *commitReq) error {
+	s.closeMu.RLock()
 	if err := s.checkOpen(); err != nil {
+		s.closeMu.RUnlock()
 		return err
 	}
 	if err := ctx.Err(); err != nil {
+		s.closeMu.RUnlock()
 		return err
 	}
 	r.done = make(chan error, 1)
 	r.background = isBackground(ctx)
 	s.commits <- r
-	return <-r.done
+	return nil
 }
 
 // runCommitter runs the two stages of the group commit until ctx ends,

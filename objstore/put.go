@@ -31,15 +31,31 @@ func (s *Store) Put(ctx context.Context, bucket, key string, body io.Reader, siz
 // writeAndCommit writes body and commits it as the key's new version
 // (Put's work after its checks, without the change event).
 func (s *Store) writeAndCommit(ctx context.Context, bucket, key string, body io.Reader, size int64, opt PutOptions) (ObjectInfo, error) {
-	d, sum, err := s.writeData(ctx, bucket, key, body, size, opt.ContentMD5)
+	wait, err := s.writeAndQueue(ctx, bucket, key, body, size, opt)
 	if err != nil {
 		return ObjectInfo{}, err
 	}
-	v, fn := s.putVersion(bucket, key, d, sum, opt)
-	if err := s.commitData(ctx, d, fn); err != nil {
-		return ObjectInfo{}, err
+	return wait()
+}
+
+// writeAndQueue is writeAndCommit that does not wait for the commit: it
+// returns the function that does (which must be called).
+func (s *Store) writeAndQueue(ctx context.Context, bucket, key string, body io.Reader, size int64, opt PutOptions) (func() (ObjectInfo, error), error) {
+	d, sum, err := s.writeData(ctx, bucket, key, body, size, opt.ContentMD5)
+	if err != nil {
+		return nil, err
 	}
-	return toInfo(bucket, key, v, true), nil
+	v, fn := s.putVersion(bucket, key, d, sum, opt)
+	wait, err := s.queueData(ctx, d, fn)
+	if err != nil {
+		return nil, err
+	}
+	return func() (ObjectInfo, error) {
+		if err := wait(); err != nil {
+			return ObjectInfo{}, err
+		}
+		return toInfo(bucket, key, v, true), nil
+	}, nil
 }
 
 // precheckWrite fails fast, before any byte is written, on what the

@@ -271,10 +271,42 @@ func (s *Store) discard(d *newData) {
 // commitData commits fn together with the data it references. A nil d is
 // a mutation without new data. On failure the data is discarded.
 func (s *Store) commitData(ctx context.Context, d *newData, fn func(tx meta.Tx) error) error {
-	if d == nil {
-		return s.commit(ctx, nil, 0, fn)
+	wait, err := s.queueData(ctx, d, fn)
+	if err != nil {
+		return err
 	}
-	err := s.enqueue(ctx, &commitReq{shards: d.shards, quorum: d.quorum, packSeg: d.rec.Pack, fn: func(tx meta.Tx) error {
+	return wait()
+}
+
+// queueData is commitData that does not wait: it queues the commit and
+// returns the function that waits for it (and discards the data when it
+// failed). The function must be called.
+func (s *Store) queueData(ctx context.Context, d *newData, fn func(tx meta.Tx) error) (wait func() error, err error) {
+	r := &commitReq{fn: fn}
+	if d != nil {
+		r = s.dataReq(d, fn)
+	}
+	if err := s.send(ctx, r); err != nil {
+		s.discard(d)
+		return nil, err
+	}
+	return func() error {
+		err := <-r.done
+		s.closeMu.RUnlock()
+		if err != nil {
+			s.discard(d)
+			return err
+		}
+		if d != nil && len(d.shards) < len(s.drives) {
+			s.queueHeal(d.id.String())
+		}
+		return nil
+	}, nil
+}
+
+// dataReq is the commit request of fn together with the data it references.
+func (s *Store) dataReq(d *newData, fn func(tx meta.Tx) error) *commitReq {
+	return &commitReq{shards: d.shards, quorum: d.quorum, packSeg: d.rec.Pack, fn: func(tx meta.Tx) error {
 		if err := tx.Put(meta.DataTable, meta.DataKey(d.id), meta.Encode(d.rec)); err != nil {
 			return err
 		}
@@ -287,13 +319,5 @@ func (s *Store) commitData(ctx context.Context, d *newData, fn func(tx meta.Tx) 
 			}
 		}
 		return fn(tx)
-	}})
-	if err != nil {
-		s.discard(d)
-		return err
-	}
-	if len(d.shards) < len(s.drives) {
-		s.queueHeal(d.id.String())
-	}
-	return nil
+	}}
 }
