@@ -137,11 +137,8 @@ func TestSetMetaAsync(t *testing.T) {
 func TestPutBackground(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	opt := Options{Dir: t.TempDir(), DriveCount: 4, Parity: 2, BlockSize: 64 << 10, NoBackground: true}
-	s, err := Open(ctx, opt)
-	if err != nil {
-		t.Fatal(err)
-	}
+	s, opt := openReopenable(t)
+	var err error
 	mustBucket(t, s, "bgput")
 	want := map[string][]byte{}
 	for i := range 40 {
@@ -194,16 +191,14 @@ func TestPutBackground(t *testing.T) {
 // whoever waits for one (Wait, a read of its key, a listing of its
 // prefix) starts it at once, and Close starts and drains those nobody
 // waited for; small in-memory puts, written by their burst, land in the
-// order they were made, after any earlier put of their key. The burst delay is an hour here, so any of these that did
-// not start the burst would time out.
+// order they were made, after any earlier put of their key. The burst
+// delay is an hour here, so any of these that did not start the burst
+// would time out.
 func TestBackgroundBurst(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	opt := Options{Dir: t.TempDir(), DriveCount: 4, Parity: 2, BlockSize: 64 << 10, NoBackground: true}
-	s, err := Open(ctx, opt)
-	if err != nil {
-		t.Fatal(err)
-	}
+	s, opt := openReopenable(t)
+	var err error
 	s.pending.burst.delay = time.Hour
 	mustBucket(t, s, "burst")
 	put := func(key, body string) *Pending {
@@ -273,4 +268,16 @@ func TestBackgroundBurst(t *testing.T) {
 	if got := readAll(t, s, "burst", "c", GetOptions{}); string(got) != "never waited for" {
 		t.Fatalf("c after close and reopen: %q", got)
 	}
+}
+
+// openReopenable opens a 2+2 store for a test that closes it and opens it
+// again with the returned options.
+func openReopenable(t *testing.T) (*Store, Options) {
+	t.Helper()
+	opt := Options{Dir: t.TempDir(), DriveCount: 4, Parity: 2, BlockSize: 64 << 10, NoBackground: true}
+	s, err := Open(context.Background(), opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s, opt
 }
