@@ -15,18 +15,29 @@ top=$(cd "$(dirname "$0")/.." && pwd)
 shared=${CAIRN_SHARED_BENCH:-$top/../shared/bench}
 drives=${1:-4}; rounds=${2:-3}; dur=${3:-10s}
 work=$(mktemp -d)
-trap 'kill $(jobs -p) 2>/dev/null || true; wait 2>/dev/null || true; rm -rf "$work"' EXIT
+report_errors() { # cairn's own account of failed requests, before the work dir goes
+  [ -f "$work/cairn.log" ] || return 0
+  local n; n=$(grep -c '"level":"error"' "$work/cairn.log" || true)
+  [ "$n" = 0 ] || { echo "s3compare: cairn logged $n errors; the first:" >&2; grep -m1 '"level":"error"' "$work/cairn.log" | cut -c1-2000 >&2; }
+}
+trap 'report_errors; kill $(jobs -p) 2>/dev/null || true; wait 2>/dev/null || true; rm -rf "$work"' EXIT
 
 cp -r "$shared"/. "$work/src"
 (cd "$work/src" && go build -o "$work/naives3" ./naives3 && go build -o "$work/loadgen" ./loadgen)
 (cd "$top" && go build -o "$work/cairn" ./cmd/cairn)
 
 "$work/naives3" -addr 127.0.0.1:9101 -dir "$work/naive" >/dev/null 2>&1 &
+naive_pid=$!
 CAIRN_ROOT_USER=bench CAIRN_ROOT_PASSWORD=benchsecret \
-  "$work/cairn" serve --data "$work/cairn-data" --drives "$drives" --address 127.0.0.1:9102 --log-level warn ${CAIRN_FLAGS:-} >/dev/null 2>&1 &
+  "$work/cairn" serve --data "$work/cairn-data" --drives "$drives" --address 127.0.0.1:9102 --log-level warn ${CAIRN_FLAGS:-} >"$work/cairn.log" 2>&1 &
+cairn_pid=$!
 for port in 9101 9102; do
   for _ in $(seq 100); do curl -fs "http://127.0.0.1:$port/health/ready" >/dev/null 2>&1 && break
     [ $port = 9101 ] && curl -s "http://127.0.0.1:$port/" >/dev/null 2>&1 && break; sleep 0.1; done
+done
+# A server left running on one of the ports would answer instead of ours.
+for pid in $naive_pid $cairn_pid; do
+  kill -0 "$pid" 2>/dev/null || { echo "s3compare: a server exited at start (port 9101 or 9102 taken?)" >&2; cat "$work/cairn.log" >&2; exit 1; }
 done
 
 load() { # label endpoint op size
