@@ -7,7 +7,9 @@
 #
 # WORKLOADS="put 64MiB,get 4KiB" limits the run to those workloads (default:
 # put and get of 4KiB and 64MiB). CAIRN_FLAGS adds flags to `cairn serve`
-# (CAIRN_FLAGS="--read-cache 0" measures without the block cache).
+# (CAIRN_FLAGS="--read-cache 0" measures without the block cache). Each round
+# starts both servers on empty directories and deletes the last round's
+# data first (then waits 65 s; see next_round).
 # Needs ../shared/bench next to the repository. Loopback only; everything it
 # starts is stopped on exit.
 set -euo pipefail
@@ -26,19 +28,36 @@ cp -r "$shared"/. "$work/src"
 (cd "$work/src" && go build -o "$work/naives3" ./naives3 && go build -o "$work/loadgen" ./loadgen)
 (cd "$top" && go build -o "$work/cairn" ./cmd/cairn)
 
-"$work/naives3" -addr 127.0.0.1:9101 -dir "$work/naive" >/dev/null 2>&1 &
-naive_pid=$!
-CAIRN_ROOT_USER=bench CAIRN_ROOT_PASSWORD=benchsecret \
-  "$work/cairn" serve --data "$work/cairn-data" --drives "$drives" --address 127.0.0.1:9102 --log-level warn ${CAIRN_FLAGS:-} >"$work/cairn.log" 2>&1 &
-cairn_pid=$!
-for port in 9101 9102; do
-  for _ in $(seq 100); do curl -fs "http://127.0.0.1:$port/health/ready" >/dev/null 2>&1 && break
-    [ $port = 9101 ] && curl -s "http://127.0.0.1:$port/" >/dev/null 2>&1 && break; sleep 0.1; done
-done
-# A server left running on one of the ports would answer instead of ours.
-for pid in $naive_pid $cairn_pid; do
-  kill -0 "$pid" 2>/dev/null || { echo "s3compare: a server exited at start (port 9101 or 9102 taken?)" >&2; cat "$work/cairn.log" >&2; exit 1; }
-done
+# start_servers starts both servers on empty directories (round $1).
+start_servers() {
+  "$work/naives3" -addr 127.0.0.1:9101 -dir "$work/naive-$1" >/dev/null 2>&1 &
+  naive_pid=$!
+  CAIRN_ROOT_USER=bench CAIRN_ROOT_PASSWORD=benchsecret \
+    "$work/cairn" serve --data "$work/cairn-data-$1" --drives "$drives" --address 127.0.0.1:9102 --log-level warn ${CAIRN_FLAGS:-} >>"$work/cairn.log" 2>&1 &
+  cairn_pid=$!
+  for port in 9101 9102; do
+    for _ in $(seq 100); do curl -fs "http://127.0.0.1:$port/health/ready" >/dev/null 2>&1 && break
+      [ $port = 9101 ] && curl -s "http://127.0.0.1:$port/" >/dev/null 2>&1 && break; sleep 0.1; done
+  done
+  # A server left running on one of the ports would answer instead of ours.
+  for pid in $naive_pid $cairn_pid; do
+    kill -0 "$pid" 2>/dev/null || { echo "s3compare: a server exited at start (port 9101 or 9102 taken?)" >&2; cat "$work/cairn.log" >&2; exit 1; }
+  done
+}
+
+# next_round stops both servers and deletes round $1's data, so that the
+# disk does not fill (a round of all four workloads writes ~17 GB), then
+# waits 65 s: ext4 without a journal (this machine's root) skips inodes
+# freed in the last 60 s when it allocates, which makes creating files
+# (the naive server's 4 KiB PUTs) several times slower for a minute
+# after a large delete.
+next_round() {
+  kill "$naive_pid" "$cairn_pid"; wait "$naive_pid" "$cairn_pid" 2>/dev/null || true
+  rm -rf "$work/naive-$1" "$work/cairn-data-$1"; sync
+  echo "s3compare: round $1 done; waiting 65 s for the freed inodes to age" >&2
+  sleep 65
+  start_servers $(($1 + 1))
+}
 
 load() { # label endpoint op size
   local creds=()
@@ -47,7 +66,9 @@ load() { # label endpoint op size
     -label "$1" -json "$work/results.jsonl" >/dev/null
 }
 IFS=, read -r -a workloads <<<"${WORKLOADS:-put 4KiB,get 4KiB,put 64MiB,get 64MiB}"
+start_servers 1
 for r in $(seq "$rounds"); do
+  [ "$r" = 1 ] || next_round $((r - 1))
   for w in "${workloads[@]}"; do
     set -- $w
     load naive http://127.0.0.1:9101 "$1" "$2"
