@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Interleaved S3 comparison: ../shared/bench's naive server against
 # `cairn serve`, both driven by ../shared/bench's loadgen (the yardstick's
-# own client), A B A B ..., and the ratios of the medians.
+# own client), A B, B A, A B ..., and the ratios of the medians.
 #
 #   bench/s3compare.sh [DRIVES] [ROUNDS] [DURATION]      (defaults: 4 3 10s)
 #
@@ -71,8 +71,16 @@ for r in $(seq "$rounds"); do
   [ "$r" = 1 ] || next_round $((r - 1))
   for w in "${workloads[@]}"; do
     set -- $w
-    load naive http://127.0.0.1:9101 "$1" "$2"
-    load cairn http://127.0.0.1:9102 "$1" "$2"
+    # Odd rounds run the naive server first, even rounds Cairn (A B, B A):
+    # a run leaves the disk busy for the next one (the VM's host flushes
+    # what the guest fsynced), which would otherwise always be Cairn's.
+    if [ $((r % 2)) = 1 ]; then
+      load naive http://127.0.0.1:9101 "$1" "$2"; sync
+      load cairn http://127.0.0.1:9102 "$1" "$2"; sync
+    else
+      load cairn http://127.0.0.1:9102 "$1" "$2"; sync
+      load naive http://127.0.0.1:9101 "$1" "$2"; sync
+    fi
   done
 done
 python3 - "$work/results.jsonl" "$drives" <<'PY'
@@ -83,7 +91,7 @@ groups = {}
 for r in rows:
     groups.setdefault((r["label"],) + key(r), []).append(r)
 print(f"cairn with {sys.argv[2]} drives vs naive, 16 clients, medians of {len(rows)//(2*len({key(r) for r in rows}))} rounds")
-print(f"{'workload':<12} {'naive':>14} {'cairn':>14} {'ratio':>7}   p99 naive / cairn (ms)")
+print(f"{'workload':<12} {'naive':>14} {'cairn':>14} {'ratio':>7}   p99 naive / cairn (ms)   per round (naive | cairn)")
 for op, size in sorted({key(r) for r in rows}, key=lambda k: (k[1], k[0])):
     n, c = groups[("naive", op, size)], groups[("cairn", op, size)]
     big = size >= 1 << 20
@@ -91,5 +99,7 @@ for op, size in sorted({key(r) for r in rows}, key=lambda k: (k[1], k[0])):
     unit = "MiB/s" if big else "ops/s"
     p99 = lambda g: st.median(x.get("p99_ms", 0) for x in g)
     name = f"{op.upper()} {size >> 20}MiB" if big else f"{op.upper()} {size >> 10}KiB"
-    print(f"{name:<12} {m(n):>8.0f} {unit} {m(c):>8.0f} {unit} {m(c)/m(n):>6.2f}x   {p99(n):.1f} / {p99(c):.1f}")
+    v = (lambda x: x["mib_per_sec"]) if big else (lambda x: x["ops_per_sec"])
+    rounds = " ".join(f"{v(x):.0f}" for x in n) + " | " + " ".join(f"{v(x):.0f}" for x in c)
+    print(f"{name:<12} {m(n):>8.0f} {unit} {m(c):>8.0f} {unit} {m(c)/m(n):>6.2f}x   {p99(n):.1f} / {p99(c):.1f}   {rounds}")
 PY
