@@ -13,9 +13,13 @@
 // on flush (close), fsync and release; writing into the middle of an
 // existing file rewrites the whole object (copy-on-write: a one-byte write
 // into a 1 GiB file costs a 1 GiB put at close). Commits at close are
-// asynchronous (objstore.PutAsync): the store serves them to every reader
-// at once and makes them durable with the next group commit; fsync waits
-// for durability, as on any Linux filesystem.
+// background puts (objstore.PutBackgroundFrom, PutBackgroundBytes for a
+// small file's buffer): the store serves them to every reader at once and
+// makes them durable with the next group commit; fsync waits for
+// durability, as on any Linux filesystem. Files created in a run of small
+// files are opened with direct I/O (handle.directOK), which spares the
+// kernel's security.capability look-up per new file; the mount then
+// clears set-ID bits on their writes itself.
 //
 // Mode, owner and mtime live in object metadata (x-cairn-mode, -uid, -gid,
 // -mtime), symlinks are objects holding their target and marked with

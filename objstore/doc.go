@@ -35,14 +35,24 @@
 // concurrent ones share the flushes, and batch N+1 flushes while batch N
 // commits. The index never points at data that was not flushed first.
 //
+// Asynchronous operations (PutAsync, PutBackground, PutBackgroundBytes,
+// SetMetaAsync: the mount's closes) are pending from the call on: every
+// operation on their key waits for them. They start in bursts (burst.go),
+// up to burstDelay after the first, or at once when somebody waits for
+// one; the small in-memory puts of a burst are written in order by one
+// goroutine, which queues their commits without waiting between them.
+// Background commits may linger backgroundLinger for company.
+//
 // # Reclaiming space
 //
 // When a data object's reference count drops to zero it moves to the
 // garbage table in the same transaction. The cleaner deletes its shards
 // once no open reader pins it; a packed record is dead space until its
-// whole segment holds nothing live, and then the segment is removed
-// (compaction of half-dead segments is not built yet). Shard files of writes that never committed
-// (a crash between writing and committing) are orphans: Open sweeps them,
+// whole segment holds nothing live, and then the segment is removed; a
+// segment less than half live is compacted first (compact.go: its live
+// records are copied to the active segment). Shard files of
+// writes that never committed (a crash between writing and committing)
+// are orphans: Open sweeps them,
 // and pack segment files the index does not know. Each Open starts a new
 // pack segment, so a torn append of a crashed run is never written over.
 //
