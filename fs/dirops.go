@@ -72,6 +72,7 @@ func (d *dirNode) freeName(ctx context.Context, op, name string) (bucket, key st
 }
 
 func (d *dirNode) Mkdir(ctx context.Context, name string, mode uint32, out *fuse.EntryOut) (*gofs.Inode, syscall.Errno) {
+	ctx = uninterruptible(ctx)
 	if errno := d.fsys.allow(ctx, d.EmbeddedInode(), mayWrite|mayExec); errno != 0 {
 		return nil, errno
 	}
@@ -92,6 +93,7 @@ func (d *dirNode) Mkdir(ctx context.Context, name string, mode uint32, out *fuse
 }
 
 func (d *dirNode) Rmdir(ctx context.Context, name string) syscall.Errno {
+	ctx = uninterruptible(ctx)
 	if errno := d.fsys.allowUnlink(ctx, d.EmbeddedInode(), d.childAttrs(ctx, name)); errno != 0 {
 		return errno
 	}
@@ -140,6 +142,7 @@ func (d *dirNode) keepAlive(ctx context.Context) error {
 }
 
 func (d *dirNode) Create(ctx context.Context, name string, flags uint32, mode uint32, out *fuse.EntryOut) (*gofs.Inode, gofs.FileHandle, uint32, syscall.Errno) {
+	ctx = uninterruptible(ctx)
 	if errno := d.fsys.allow(ctx, d.EmbeddedInode(), mayWrite|mayExec); errno != 0 {
 		return nil, nil, 0, errno
 	}
@@ -174,6 +177,7 @@ func (d *dirNode) Mknod(ctx context.Context, name string, mode uint32, dev uint3
 }
 
 func (d *dirNode) Unlink(ctx context.Context, name string) syscall.Errno {
+	ctx = uninterruptible(ctx)
 	if errno := d.fsys.allowUnlink(ctx, d.EmbeddedInode(), d.childAttrs(ctx, name)); errno != 0 {
 		return errno
 	}
@@ -192,6 +196,7 @@ func (d *dirNode) Unlink(ctx context.Context, name string) syscall.Errno {
 }
 
 func (d *dirNode) Symlink(ctx context.Context, target, name string, out *fuse.EntryOut) (*gofs.Inode, syscall.Errno) {
+	ctx = uninterruptible(ctx)
 	if errno := d.fsys.allow(ctx, d.EmbeddedInode(), mayWrite|mayExec); errno != 0 {
 		return nil, errno
 	}
@@ -254,6 +259,7 @@ func (f *FS) remove(ctx context.Context, bucket, key string) error {
 
 // Rename moves a file or a directory with the store's atomic rename.
 func (d *dirNode) Rename(ctx context.Context, name string, newParent gofs.InodeEmbedder, newName string, flags uint32) syscall.Errno {
+	ctx = uninterruptible(ctx)
 	if flags&renameExchange != 0 {
 		return syscall.EINVAL
 	}
@@ -401,3 +407,11 @@ func (f *FS) flushUnder(ctx context.Context, n *gofs.Inode) error {
 }
 
 func isExists(err error) bool { return errnoOf(err) == syscall.EEXIST }
+
+// uninterruptible keeps a kernel interrupt from aborting a namespace
+// change half-way to EINTR, which rename(2), unlink(2) and the others
+// never return on Linux: the kernel interrupts a request whenever its
+// caller gets any signal (a Go program's preemption signal included),
+// for instance while the change waits for pending puts of the keys it
+// moves. Such a change is short; the caller still sees the outcome.
+func uninterruptible(ctx context.Context) context.Context { return context.WithoutCancel(ctx) }

@@ -63,6 +63,9 @@ type FS struct {
 	// smallRun counts the files created in a row that ended small
 	// (write.go, smallRunMin): new files then skip passthrough.
 	smallRun atomic.Int64
+	// directMmap: the kernel lets files opened with direct I/O be mapped
+	// shared (CAP_DIRECT_IO_ALLOW_MMAP), so small-run files may use it.
+	directMmap atomic.Bool
 
 	creds credCache // the groups and capabilities of callers (perm.go)
 
@@ -120,6 +123,7 @@ func Mount(ctx context.Context, st *objstore.Store, dir string, opt Options) (*F
 		return nil, fmt.Errorf("mount %s: %w", dir, err)
 	}
 	f.server = server
+	f.directMmap.Store(server.KernelSettings().Flags64()&fuse.CAP_DIRECT_IO_ALLOW_MMAP != 0)
 	wctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	f.stopWatch = cancel
 	f.watchDone = make(chan struct{})

@@ -105,10 +105,11 @@ func (h *handle) Write(ctx context.Context, data []byte, off int64) (uint32, sys
 // file_remove_privs, whose security.capability GETXATTR costs a round
 // trip per new file (a fifth of a `cp -r` of small files), and the
 // mount clears set-ID bits itself (dropSetIDOnWrite). A file created
-// with set-ID bits keeps the kernel's page-cache path. Shared mappings
-// of it still work (CAP_DIRECT_IO_ALLOW_MMAP).
+// with set-ID bits keeps the kernel's page-cache path, and so does every
+// file on a kernel that would refuse shared mappings of direct-I/O files
+// (no CAP_DIRECT_IO_ALLOW_MMAP, before Linux 6.6).
 func (h *handle) directOK(mode uint32) bool {
-	if !h.write || h.passthrough || mode&suidBits != 0 || !h.node.smallRunWriter() {
+	if !h.write || h.passthrough || mode&suidBits != 0 || !h.node.fsys.directMmap.Load() || !h.node.smallRunWriter() {
 		return false
 	}
 	h.direct = true

@@ -303,7 +303,7 @@ func (n *fileNode) settleLocked() {
 		return
 	}
 	if p := n.ws.inflight; p != nil {
-		<-p.Done()
+		_, _ = p.Wait(context.Background()) // hurries its burst and commit; its error is fsync's
 		n.ws.inflight = nil
 	}
 }

@@ -259,12 +259,15 @@ func (s *Store) PutBackgroundBytes(ctx context.Context, bucket, key string, data
 	if err := s.checkBackgroundPut(ctx, key, opt); err != nil {
 		return nil, err
 	}
-	p := s.newPending(bucket, key, true)
 	cctx := withBackground(context.WithoutCancel(ctx))
 	write := func(ctx context.Context) (func() (ObjectInfo, error), error) {
 		return s.writeAndQueue(ctx, bucket, key, bytes.NewReader(data), int64(len(data)), opt)
 	}
-	s.pending.burst.addWrite(func() func() {
+	var p *Pending
+	// Registered and queued in one step: puts of a key reach the burst
+	// writer in the order their Pendings were chained.
+	register := func() { p = s.newPending(bucket, key, true) }
+	s.pending.burst.addWrite(register, func() func() {
 		if prev := p.prev; prev != nil && !prev.inBurst {
 			select {
 			case <-prev.done:
@@ -355,6 +358,12 @@ func (s *Store) SetMetaAsync(ctx context.Context, bucket, key, contentType strin
 func (s *Store) acquireAsync(ctx context.Context) error {
 	if err := s.pending.start(); err != nil {
 		return err
+	}
+	select {
+	case s.pending.slots <- struct{}{}:
+		return nil
+	default:
+		s.pending.hurry() // all taken: start what waits for its burst
 	}
 	select {
 	case s.pending.slots <- struct{}{}:

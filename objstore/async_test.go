@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 )
@@ -280,4 +281,54 @@ func openReopenable(t *testing.T) (*Store, Options) {
 		t.Fatal(err)
 	}
 	return s, opt
+}
+
+// TestBackgroundBytesRace: small background puts of one key made at the
+// same time from several goroutines commit in the order the store
+// chained them, so the key ends with the newest one's bytes.
+func TestBackgroundBytesRace(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	s, _ := openReopenable(t)
+	defer func() { _ = s.Close() }()
+	mustBucket(t, s, "race")
+	for round := range 200 {
+		ps := make([]*Pending, 8)
+		var wg sync.WaitGroup
+		for g := range ps {
+			wg.Go(func() {
+				p, err := s.PutBackgroundBytes(ctx, "race", "k", []byte(fmt.Sprintf("r%d-g%d", round, g)), PutOptions{})
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				ps[g] = p
+			})
+		}
+		wg.Wait()
+		if t.Failed() {
+			return
+		}
+		newest := -1
+		for g, p := range ps {
+			chained := false
+			for _, q := range ps {
+				if q.prev == p {
+					chained = true
+				}
+			}
+			if !chained {
+				newest = g
+			}
+		}
+		for _, p := range ps {
+			if _, err := p.Wait(ctx); err != nil {
+				t.Fatal(err)
+			}
+		}
+		want := fmt.Sprintf("r%d-g%d", round, newest)
+		if got := readAll(t, s, "race", "k", GetOptions{}); string(got) != want {
+			t.Fatalf("round %d: the key holds %q, the newest put was %q", round, got, want)
+		}
+	}
 }

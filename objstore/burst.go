@@ -38,13 +38,21 @@ type burstOp struct {
 	write func() func()
 }
 
-func (l *launcher) add(run func()) { l.push(burstOp{run: run}) }
+func (l *launcher) add(run func()) { l.push(nil, burstOp{run: run}) }
 
-func (l *launcher) addWrite(write func() func()) { l.push(burstOp{write: write}) }
+// addWrite queues a small write, calling register first under the
+// launcher's lock, so that writes are queued in the order they were
+// registered.
+func (l *launcher) addWrite(register func(), write func() func()) {
+	l.push(register, burstOp{write: write})
+}
 
-func (l *launcher) push(op burstOp) {
+func (l *launcher) push(register func(), op burstOp) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	if register != nil {
+		register()
+	}
 	l.queue = append(l.queue, op)
 	if len(l.queue) > 1 {
 		return

@@ -114,7 +114,7 @@ func toAPIError(err error) *APIError {
 	if errors.As(err, &pe) {
 		err = pe.Err
 	}
-	if errors.Is(err, syscall.ENOSPC) || errors.Is(err, syscall.EDQUOT) {
+	if storageFull(err) {
 		return errStorageFull
 	}
 	for _, t := range [][]struct {
@@ -140,6 +140,36 @@ func toAPIError(err error) *APIError {
 		return &APIError{"RequestTimeout", 400, "Your socket connection to the server was not read from or written to within the timeout period."}
 	}
 	return &APIError{"InternalError", 500, "We encountered an internal error. Please try again."}
+}
+
+// storageFull says whether err failed for lack of room: a system error
+// among its causes is ENOSPC or EDQUOT, and none is another one (a full
+// drive beside two broken ones is a lost quorum, not a full store).
+func storageFull(err error) bool {
+	full, other := false, false
+	var walk func(error)
+	walk = func(e error) {
+		if errno, ok := e.(syscall.Errno); ok {
+			if errno == syscall.ENOSPC || errno == syscall.EDQUOT {
+				full = true
+			} else {
+				other = true
+			}
+			return
+		}
+		switch u := e.(type) {
+		case interface{ Unwrap() []error }:
+			for _, c := range u.Unwrap() {
+				walk(c)
+			}
+		case interface{ Unwrap() error }:
+			if c := u.Unwrap(); c != nil {
+				walk(c)
+			}
+		}
+	}
+	walk(err)
+	return full && !other
 }
 
 // errorResponse is the S3 error XML body.

@@ -120,6 +120,7 @@ func TestToAPIError(t *testing.T) {
 		{"quorum lost to full drives", fmt.Errorf("%w: %w", objstore.ErrQuorumLost, errors.Join(full, full)), "InsufficientStorage", 507},
 		{"full drive in a part", &objstore.PartError{Number: 1, Err: full}, "InsufficientStorage", 507},
 		{"quota", fmt.Errorf("commit: %w", syscall.EDQUOT), "InsufficientStorage", 507},
+		{"one full drive, two broken", fmt.Errorf("%w: %w", objstore.ErrQuorumLost, errors.Join(full, &fs.PathError{Op: "write", Path: "/d1/x", Err: syscall.EIO}, syscall.EIO)), "SlowDown", 503},
 		{"cancelled", fmt.Errorf("read body: %w", context.Canceled), "RequestTimeout", 400},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
