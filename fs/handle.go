@@ -89,10 +89,7 @@ func (h *handle) Write(ctx context.Context, data []byte, off int64) (uint32, sys
 	if !h.write {
 		return 0, syscall.EBADF
 	}
-	if h.direct {
-		h.node.dropSetIDOnWrite(ctx)
-	}
-	n, err := h.node.writeAt(data, off)
+	n, err := h.node.writeAt(ctx, data, off, h.direct)
 	if err != nil {
 		return uint32(n), h.node.fsys.errno("write", h.node.Path(nil), err)
 	}
@@ -104,7 +101,7 @@ func (h *handle) Write(ctx context.Context, data []byte, off int64) (uint32, sys
 // is written through the mount anyway; with direct I/O the kernel skips
 // file_remove_privs, whose security.capability GETXATTR costs a round
 // trip per new file (a fifth of a `cp -r` of small files), and the
-// mount clears set-ID bits itself (dropSetIDOnWrite). A file created
+// mount clears set-ID bits itself (dropSetIDLocked). A file created
 // with set-ID bits keeps the kernel's page-cache path, and so does every
 // file on a kernel that would refuse shared mappings of direct-I/O files
 // (no CAP_DIRECT_IO_ALLOW_MMAP, before Linux 6.6).

@@ -145,16 +145,14 @@ func (n *fileNode) smallRunWriter() bool {
 	return n.ws != nil && n.ws.noPassthrough && !n.ws.passthrough
 }
 
-// dropSetIDOnWrite clears the set-ID bits a write by the caller clears
+// dropSetIDLocked clears the set-ID bits a write by the caller clears
 // on Linux (setattr_should_drop_suidgid): set-user-ID always, set-group-ID
 // when group-executable or when the caller is not in the file's group,
 // unless the caller holds CAP_FSETID. The kernel does this itself for
 // writes through the page cache, but not for direct I/O.
-func (n *fileNode) dropSetIDOnWrite(ctx context.Context) {
-	n.mu.Lock()
-	defer n.mu.Unlock()
+func (n *fileNode) dropSetIDLocked(ctx context.Context) {
 	ws := n.ws
-	if ws == nil || ws.attrs.perm&suidBits == 0 {
+	if ws.attrs.perm&suidBits == 0 {
 		return
 	}
 	c := n.fsys.callerOf(ctx)
@@ -340,12 +338,17 @@ func (n *fileNode) stageLocked(keep int64) error {
 	return nil
 }
 
-func (n *fileNode) writeAt(p []byte, off int64) (int, error) {
+// writeAt writes p at off into the write state; direct says the write came
+// through a direct-I/O handle, whose set-ID clearing is the mount's.
+func (n *fileNode) writeAt(ctx context.Context, p []byte, off int64, direct bool) (int, error) {
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	ws := n.ws
 	if ws == nil {
 		return 0, syscall.EBADF
+	}
+	if direct {
+		n.dropSetIDLocked(ctx)
 	}
 	n.settleLocked()
 	end := off + int64(len(p))

@@ -189,6 +189,9 @@ func TestStatusClosed(t *testing.T) {
 	if _, err := s.StatFS(ctx); !errors.Is(err, ErrClosed) {
 		t.Errorf("StatFS after close: %v, want ErrClosed", err)
 	}
+	if _, err := s.MinDriveAvail(ctx); !errors.Is(err, ErrClosed) {
+		t.Errorf("MinDriveAvail on a closed store: %v, want ErrClosed", err)
+	}
 }
 
 func TestStatusCancelled(t *testing.T) {
@@ -352,18 +355,6 @@ func TestMinDriveAvail(t *testing.T) {
 		}
 		if want := min(avail(t, base), avail(t, shm)); !near(got, want) {
 			t.Errorf("MinDriveAvail %d, want about %d (disk %d, tmpfs %d)", got, want, avail(t, base), avail(t, shm))
-		}
-	})
-	t.Run("closed", func(t *testing.T) {
-		s, err := Open(ctx, Options{Dir: t.TempDir(), DriveCount: 2, Parity: -1, NoBackground: true})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := s.Close(); err != nil {
-			t.Fatal(err)
-		}
-		if _, err := s.MinDriveAvail(ctx); !errors.Is(err, ErrClosed) {
-			t.Errorf("MinDriveAvail on a closed store: %v, want ErrClosed", err)
 		}
 	})
 }
