@@ -18,8 +18,11 @@
 // makes them durable with the next group commit; fsync waits for
 // durability, as on any Linux filesystem. Files created in a run of small
 // files are opened with direct I/O (handle.directOK), which spares the
-// kernel's security.capability look-up per new file; the mount then
-// clears set-ID bits on their writes itself.
+// kernel's security.capability look-up per new file. The mount clears
+// set-ID bits on writes, truncations and chowns itself
+// (FUSE_HANDLE_KILLPRIV_V2, setIDKill), which spares that look-up before
+// every passthrough write(2) too; files whose bits a writer would clear
+// are not passed through.
 //
 // Mode, owner and mtime live in object metadata (x-cairn-mode, -uid, -gid,
 // -mtime), symlinks are objects holding their target and marked with

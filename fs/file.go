@@ -249,7 +249,13 @@ func (n *fileNode) Setattr(ctx context.Context, fh gofs.FileHandle, in *fuse.Set
 		if _, ok := in.GetMTime(); ok {
 			n.ws.mtimeSet = true
 		}
-		if n.ws.attrs.applySetattr(in) {
+		kill := n.setattrKill(ctx, in, n.ws.attrs)
+		changed := n.ws.attrs.applySetattr(in)
+		if kill != 0 {
+			n.ws.attrs.perm &^= kill
+			changed = true
+		}
+		if changed {
 			if err := n.metaChangedLocked(ctx); err != nil {
 				n.mu.Unlock()
 				return n.fsys.errno("setattr", n.Path(nil), err)
@@ -267,7 +273,13 @@ func (n *fileNode) Setattr(ctx context.Context, fh gofs.FileHandle, in *fuse.Set
 		return n.fsys.errno("setattr", n.Path(nil), err)
 	}
 	a := attrsFrom(info, defaultFileMode, n.fsys.owner)
-	if a.applySetattr(in) {
+	kill := n.setattrKill(ctx, in, a)
+	changed := a.applySetattr(in)
+	if kill != 0 {
+		a.perm &^= kill
+		changed = true
+	}
+	if changed {
 		bucket, key := n.key()
 		if err := n.fsys.setMeta(ctx, bucket, key, info.ContentType, withAttrs(info.Meta, a)); err != nil {
 			return n.fsys.errno("setattr", n.Path(nil), err)
@@ -275,4 +287,17 @@ func (n *fileNode) Setattr(ctx context.Context, fh gofs.FileHandle, in *fuse.Set
 	}
 	a.fill(&out.Attr, syscall.S_IFREG)
 	return 0
+}
+
+// setattrKill is the set-ID bits a setattr request asks the mount to
+// clear from a file with attributes a: with FUSE_HANDLE_KILLPRIV_V2 the
+// kernel marks a chown, and a truncation by a caller without CAP_FSETID,
+// with FATTR_KILL_SUIDGID instead of sending the mode itself.
+func (n *fileNode) setattrKill(ctx context.Context, in *fuse.SetAttrIn, a attrs) uint32 {
+	if in.Valid&fuse.FATTR_KILL_SUIDGID == 0 || a.perm&suidBits == 0 {
+		return 0
+	}
+	_, setUID := in.GetUID()
+	_, setGID := in.GetGID()
+	return setIDKill(n.fsys.callerOf(ctx), a.perm, a.gid, setUID || setGID)
 }

@@ -112,7 +112,11 @@ func Mount(ctx context.Context, st *objstore.Store, dir string, opt Options) (*F
 			MaxReadAhead:      1 << 20,
 			// Files of a small-file run are written with direct I/O
 			// (handle.directOK); shared mappings of them stay possible.
-			ExtraCapabilities: fuse.CAP_DIRECT_IO_ALLOW_MMAP,
+			// The mount clears set-ID bits on writes, truncations and
+			// chowns itself (HANDLE_KILLPRIV_V2, dropSetIDLocked), so
+			// the kernel need not ask for security.capability before
+			// every passthrough write(2).
+			ExtraCapabilities: fuse.CAP_DIRECT_IO_ALLOW_MMAP | fuse.CAP_HANDLE_KILLPRIV_V2,
 			// No default_permissions: the mount checks modes itself
 			// (perm.go), which saves a GETATTR per file created.
 			Debug: opt.Debug,

@@ -24,9 +24,6 @@ type handle struct {
 	fd          int
 	passthrough bool
 	stage       *staged // held while the kernel may pass through to it
-	// direct: the kernel writes through this handle with direct I/O
-	// (FOPEN_DIRECT_IO), so it leaves clearing set-ID bits to the mount.
-	direct bool
 
 	mu     sync.Mutex // protects reader
 	reader *objstore.ObjectReader
@@ -89,28 +86,24 @@ func (h *handle) Write(ctx context.Context, data []byte, off int64) (uint32, sys
 	if !h.write {
 		return 0, syscall.EBADF
 	}
-	n, err := h.node.writeAt(ctx, data, off, h.direct)
+	n, err := h.node.writeAt(ctx, data, off)
 	if err != nil {
 		return uint32(n), h.node.fsys.errno("write", h.node.Path(nil), err)
 	}
 	return uint32(n), 0
 }
 
-// directOK says whether a new file's handle may take direct I/O, and
-// marks it so. A file created in a run of small files (no passthrough)
-// is written through the mount anyway; with direct I/O the kernel skips
-// file_remove_privs, whose security.capability GETXATTR costs a round
-// trip per new file (a fifth of a `cp -r` of small files), and the
-// mount clears set-ID bits itself (dropSetIDLocked). A file created
-// with set-ID bits keeps the kernel's page-cache path, and so does every
-// file on a kernel that would refuse shared mappings of direct-I/O files
-// (no CAP_DIRECT_IO_ALLOW_MMAP, before Linux 6.6).
+// directOK says whether a new file's handle may take direct I/O. A file
+// created in a run of small files (no passthrough) is written through
+// the mount anyway; with direct I/O the kernel skips file_remove_privs,
+// whose security.capability GETXATTR costs a round trip per new file on
+// kernels without FUSE_HANDLE_KILLPRIV_V2 (a fifth of a `cp -r` of small
+// files); the mount clears set-ID bits itself (dropSetIDLocked). A file
+// created with set-ID bits keeps the kernel's page-cache path, and so
+// does every file on a kernel that would refuse shared mappings of
+// direct-I/O files (no CAP_DIRECT_IO_ALLOW_MMAP, before Linux 6.6).
 func (h *handle) directOK(mode uint32) bool {
-	if !h.write || h.passthrough || mode&suidBits != 0 || !h.node.fsys.directMmap.Load() || !h.node.smallRunWriter() {
-		return false
-	}
-	h.direct = true
-	return true
+	return h.write && !h.passthrough && mode&suidBits == 0 && h.node.fsys.directMmap.Load() && h.node.smallRunWriter()
 }
 
 // PassthroughFd gives the kernel the staging file of a passthrough writer.

@@ -203,9 +203,10 @@ const suidBits = syscall.S_ISUID | syscall.S_ISGID
 // chmod(2), chown(2), truncate(2) and utimensat(2) do, and clears the
 // set-group-ID bit a chmod asks for when the caller is not in the file's
 // group (as Linux does). A request through an open descriptor (FATTR_FH)
-// does not check the directories above. The kernel itself clears the
-// set-user-ID and set-group-ID bits of a file someone writes to, with a
-// chmod in the writer's name: that is let through for writers.
+// does not check the directories above. A kernel without
+// FUSE_HANDLE_KILLPRIV_V2 clears the set-user-ID and set-group-ID bits of
+// a file someone writes to itself, with a chmod in the writer's name:
+// that is let through for writers.
 func (f *FS) allowSetattr(ctx context.Context, n *gofs.Inode, fh gofs.FileHandle, in *fuse.SetAttrIn) syscall.Errno {
 	c := f.callerOf(ctx)
 	if c.has(capDacOverride) && c.has(capFowner) && c.has(capChown) && c.has(capFsetid) {

@@ -48,8 +48,11 @@ type writeState struct {
 	// passthrough: the kernel writes to stage itself (FUSE passthrough),
 	// so the mount learns size and changes from stage (refreshLocked).
 	passthrough bool
-	stamp       stamp // stage's size and mtime when last looked at
-	mtimeSet    bool  // attrs.mtime was set explicitly (utimens)
+	// ptWriter is the passthrough writer whose writes clear set-ID bits
+	// (refreshLocked): the first, or a later one without CAP_FSETID.
+	ptWriter caller
+	stamp    stamp // stage's size and mtime when last looked at
+	mtimeSet bool  // attrs.mtime was set explicitly (utimens)
 	// gate is the background put a flush started, waiting for the
 	// content to be final (the last release, fsync, or gateDelay).
 	gate *gate
@@ -108,6 +111,7 @@ func (n *fileNode) beginWrite(ctx context.Context, trunc bool) (*handle, error) 
 				contentType: info.ContentType, meta: info.Meta,
 			}
 			n.ws.attrs.mtime = time.Now()
+			n.dropSetIDLocked(ctx) // as open(2) with O_TRUNC does
 		} else {
 			r, err := n.fsys.store.Open(ctx, bucket, key, objstore.GetOptions{})
 			if err != nil {
@@ -134,6 +138,9 @@ func (n *fileNode) beginWrite(ctx context.Context, trunc bool) (*handle, error) 
 			return nil, err
 		}
 	}
+	if trunc {
+		n.dropSetIDLocked(ctx)
+	}
 	return n.writeHandleLocked(ctx)
 }
 
@@ -145,30 +152,46 @@ func (n *fileNode) smallRunWriter() bool {
 	return n.ws != nil && n.ws.noPassthrough && !n.ws.passthrough
 }
 
-// dropSetIDLocked clears the set-ID bits a write by the caller clears
-// on Linux (setattr_should_drop_suidgid): set-user-ID always, set-group-ID
-// when group-executable or when the caller is not in the file's group,
-// unless the caller holds CAP_FSETID. The kernel does this itself for
-// writes through the page cache, but not for direct I/O.
+// dropSetIDLocked clears the set-ID bits a write or truncation by the
+// caller clears on Linux (setIDKill). With FUSE_HANDLE_KILLPRIV_V2 the
+// kernel leaves this to the mount for every write and truncation it
+// sends; passthrough writes, which the mount never sees, are caught by
+// refreshLocked.
 func (n *fileNode) dropSetIDLocked(ctx context.Context) {
+	if n.ws.attrs.perm&suidBits == 0 {
+		return
+	}
+	n.killSetIDLocked(n.fsys.callerOf(ctx), false)
+}
+
+// killSetIDLocked clears the set-ID bits of the file being written that
+// a write by c (or a chown, when chown) clears.
+func (n *fileNode) killSetIDLocked(c caller, chown bool) {
 	ws := n.ws
-	if ws.attrs.perm&suidBits == 0 {
-		return
-	}
-	c := n.fsys.callerOf(ctx)
-	if c.has(capFsetid) {
-		return
-	}
-	kill := ws.attrs.perm & syscall.S_ISUID
-	if ws.attrs.perm&syscall.S_ISGID != 0 {
-		if member, _ := c.inGroup(ws.attrs.gid); ws.attrs.perm&syscall.S_IXGRP != 0 || !member {
-			kill |= syscall.S_ISGID
-		}
-	}
-	if kill != 0 {
+	if kill := setIDKill(c, ws.attrs.perm, ws.attrs.gid, chown); kill != 0 {
 		ws.attrs.perm &^= kill
 		ws.metaDirty = true
 	}
+}
+
+// setIDKill is the set-ID bits of a regular file with permission bits
+// perm and group gid that Linux clears when c writes to or truncates it
+// (setattr_should_drop_suidgid: set-user-ID, and set-group-ID when
+// group-executable or when c is not in gid; none when c holds
+// CAP_FSETID), or, when chown, when it is chowned (chown_common: the
+// same, but CAP_FSETID only keeps a set-group-ID bit without group
+// execute).
+func setIDKill(c caller, perm, gid uint32, chown bool) uint32 {
+	if perm&suidBits == 0 || !chown && c.has(capFsetid) {
+		return 0
+	}
+	kill := perm & syscall.S_ISUID
+	if perm&syscall.S_ISGID != 0 {
+		if member, _ := c.inGroup(gid); perm&syscall.S_IXGRP != 0 || !member && !c.has(capFsetid) {
+			kill |= syscall.S_ISGID
+		}
+	}
+	return kill
 }
 
 // writeHandleLocked makes the handle of a new writer. The first writer of
@@ -178,16 +201,24 @@ func (n *fileNode) dropSetIDLocked(ctx context.Context) {
 func (n *fileNode) writeHandleLocked(ctx context.Context) (*handle, error) {
 	ws := n.ws
 	if ws.writers == 1 && !ws.passthrough && !ws.noPassthrough && !n.fsys.opt.NoPassthrough && n.cached == 0 && n.ptOpen == 0 && ws.stage == nil && n.fsys.roomToStage(ctx) {
-		if err := n.stageLocked(ws.size); err != nil {
-			return nil, err
-		}
-		ws.passthrough = true
-		if err := n.refreshLocked(); err != nil {
-			return nil, err
+		// The mount never sees a passthrough write, so a file whose
+		// set-ID bits this writer's writes would clear is written
+		// through the mount.
+		if c := n.fsys.callerOf(ctx); setIDKill(c, ws.attrs.perm, ws.attrs.gid, false) == 0 {
+			if err := n.stageLocked(ws.size); err != nil {
+				return nil, err
+			}
+			ws.passthrough, ws.ptWriter = true, c
+			if err := n.refreshLocked(); err != nil {
+				return nil, err
+			}
 		}
 	}
 	h := &handle{node: n, write: true}
 	if ws.passthrough {
+		if c := n.fsys.callerOf(ctx); ws.ptWriter.has(capFsetid) && !c.has(capFsetid) {
+			ws.ptWriter = c
+		}
 		h.passthrough, h.fd, h.stage = true, int(ws.stage.Fd()), ws.stageRef.hold()
 		n.ptOpen++
 	} else {
@@ -240,6 +271,10 @@ func (n *fileNode) refreshLocked() error {
 		if ws.stamp != (stamp{}) {
 			ws.dirty = true
 			ws.attrs.mtime, ws.mtimeSet = fi.ModTime(), false
+			// Written to since the last look, which every chmod takes
+			// first: set-ID bits set since are cleared as the write
+			// would have (it is refused passthrough while they are).
+			n.killSetIDLocked(ws.ptWriter, false)
 		}
 		ws.stamp = st
 	}
@@ -338,18 +373,16 @@ func (n *fileNode) stageLocked(keep int64) error {
 	return nil
 }
 
-// writeAt writes p at off into the write state; direct says the write came
-// through a direct-I/O handle, whose set-ID clearing is the mount's.
-func (n *fileNode) writeAt(ctx context.Context, p []byte, off int64, direct bool) (int, error) {
+// writeAt writes p at off into the write state, clearing the set-ID bits
+// the caller's write clears.
+func (n *fileNode) writeAt(ctx context.Context, p []byte, off int64) (int, error) {
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	ws := n.ws
 	if ws == nil {
 		return 0, syscall.EBADF
 	}
-	if direct {
-		n.dropSetIDLocked(ctx)
-	}
+	n.dropSetIDLocked(ctx)
 	n.settleLocked()
 	end := off + int64(len(p))
 	if ws.inBuf && end <= bufMax {
