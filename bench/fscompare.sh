@@ -5,7 +5,8 @@
 #
 #   bench/fscompare.sh [ROUNDS]                          (default: 3)
 #
-# Workloads (each run on a fresh mount, fuseloop then Cairn, every round):
+# Workloads (each run on a fresh mount, fuseloop then Cairn in odd rounds,
+# Cairn then fuseloop in even ones):
 #   write+fsync   dd if=/dev/zero of=F bs=1M count=SIZE_MIB conv=fsync   MiB/s, close included
 #   write         the same without conv=fsync (close included; `sync` after, untimed)
 #   read          dd if=F of=/dev/null bs=1M after dropping the page cache  MiB/s
@@ -173,6 +174,10 @@ tree_entries=$(find "$src/tree" -mindepth 1 | wc -l)
 echo "fscompare: $rounds round(s); file ${size_mib} MiB; cp -r of $files x ${file_kib} KiB;" \
   "ls -lR of $tree_entries entries; cairn $drives drives parity $parity; fuseloop flags: $fl_flags" >&2
 echo "fscompare: work dir $work (on $(df --output=source "$work" | tail -1))" >&2
+if [ -d /sys/module/page_reporting/parameters ]; then
+  echo "fscompare: this VM hands freed pages back to its host (page_reporting:" \
+    "$(cd /sys/module/page_reporting/parameters && grep -H . ./* 2>/dev/null | sed 's|^\./||' | tr '\n' ' '))" >&2
+fi
 
 # --- setup: the bench bucket and the ls tree on both sides --------------------
 need_ls=0; case " $workloads " in *" ls1s "*|*" ls1h "*) need_ls=1;; esac
@@ -245,8 +250,11 @@ w_ls() { # sys round ttl
 }
 
 for r in $(seq "$rounds"); do
+  # Which side goes first alternates by round (A B, B A, ...), so that
+  # neither always runs in the state the other leaves behind.
+  order="fuseloop cairn"; [ $((r % 2)) = 0 ] && order="cairn fuseloop"
   for w in $workloads; do
-    for sys in fuseloop cairn; do
+    for sys in $order; do
       before=$(wc -l <"$results")
       case $w in
         ls1h) ttl=1h ;;
