@@ -28,6 +28,12 @@ type fileNode struct {
 	last    objstore.ObjectInfo
 	hasLast bool
 	readers int // open read-only handles, reading last (or older)
+	// pcVer is the version whose data the kernel's page cache of the
+	// inode holds, while pcValid: a read open of the same version keeps
+	// that cache (FOPEN_KEEP_CACHE). A writer clears it, since writes
+	// through the cache put data there that may never be committed.
+	pcVer   objstore.ObjectInfo
+	pcValid bool
 	// cached counts the open handles the kernel serves through its page
 	// cache: while any is open, no writer may use passthrough (the kernel
 	// refuses to mix the two modes on one inode).
@@ -57,6 +63,7 @@ var (
 func (n *fileNode) startNew(ctx context.Context, a attrs) (*handle, error) {
 	n.mu.Lock()
 	defer n.mu.Unlock()
+	n.pcValid = false
 	n.ws = &writeState{attrs: a, dirty: true, writers: 1, inBuf: true, created: true,
 		noPassthrough: n.fsys.smallRun.Load() >= smallRunMin}
 	return n.writeHandleLocked(ctx)
@@ -202,13 +209,20 @@ func (n *fileNode) Open(ctx context.Context, flags uint32) (gofs.FileHandle, uin
 	info := r.Info()
 	n.mu.Lock()
 	stale := n.readers > 0 && n.hasLast && !sameVersion(n.last, info)
+	keep := !stale && n.pcValid && sameVersion(n.pcVer, info)
 	if !stale {
 		n.last, n.hasLast = info, true
+		n.pcVer, n.pcValid = info, true
 	}
 	n.readers++
 	n.cached++
 	n.mu.Unlock()
 	var fuseFlags uint32
+	if keep {
+		// What the cache holds is this version's: a file read again is
+		// read from memory, as on a local filesystem.
+		fuseFlags = fuse.FOPEN_KEEP_CACHE
+	}
 	if stale {
 		// Other descriptors read an older version through this inode's
 		// page cache: bypass it, and give the name a new inode.

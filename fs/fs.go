@@ -6,9 +6,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"slices"
-	"strconv"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -109,7 +106,11 @@ func Mount(ctx context.Context, st *objstore.Store, dir string, opt Options) (*F
 			AllowOther:        true,
 			DirectMountStrict: true,
 			MaxWrite:          1 << 20,
-			MaxReadAhead:      1 << 20,
+			MaxReadAhead:      readAhead,
+			// Reads answer with a buffer: go-fuse would copy it into a
+			// pipe to splice it, which fails for a 1 MiB read (the
+			// pipe's limit) and logs each failure.
+			DisableSplice: true,
 			// Files of a small-file run are written with direct I/O
 			// (handle.directOK); shared mappings of them stay possible.
 			// The mount clears set-ID bits on writes, truncations and
@@ -128,6 +129,9 @@ func Mount(ctx context.Context, st *objstore.Store, dir string, opt Options) (*F
 	}
 	f.server = server
 	f.directMmap.Store(server.KernelSettings().Flags64()&fuse.CAP_DIRECT_IO_ALLOW_MMAP != 0)
+	if err := setReadAhead(dir, readAhead); err != nil {
+		f.log.Warn().Err(err).Str("mountpoint", dir).Msg("kernel readahead left at its default: sequential reads take more, smaller requests")
+	}
 	wctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	f.stopWatch = cancel
 	f.watchDone = make(chan struct{})
@@ -195,46 +199,6 @@ func ClearStale(dir string) error {
 		return fmt.Errorf("clear stale mount on %s: %w", dir, err)
 	}
 	return nil
-}
-
-// isFUSEMount says whether the mount table has a FUSE mount on dir.
-func isFUSEMount(dir string) (bool, error) {
-	b, err := os.ReadFile("/proc/self/mountinfo")
-	if err != nil {
-		return false, fmt.Errorf("read mount table: %w", err)
-	}
-	for line := range strings.SplitSeq(string(b), "\n") {
-		// id parent major:minor root mountpoint options ... - fstype source ...
-		fields := strings.Fields(line)
-		sep := slices.Index(fields, "-")
-		if len(fields) < 5 || sep < 0 || sep+1 >= len(fields) {
-			continue
-		}
-		if unescapeMount(fields[4]) == dir && (fields[sep+1] == "fuse" || strings.HasPrefix(fields[sep+1], "fuse.")) {
-			return true, nil
-		}
-	}
-	return false, nil
-}
-
-// unescapeMount undoes the octal escapes (\040 for a space) of
-// /proc/self/mountinfo.
-func unescapeMount(s string) string {
-	if !strings.Contains(s, "\\") {
-		return s
-	}
-	var b strings.Builder
-	for i := 0; i < len(s); i++ {
-		if s[i] == '\\' && i+3 < len(s) {
-			if n, err := strconv.ParseUint(s[i+1:i+4], 8, 8); err == nil {
-				b.WriteByte(byte(n))
-				i += 3
-				continue
-			}
-		}
-		b.WriteByte(s[i])
-	}
-	return b.String()
 }
 
 // location is where a node lives in the store.

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -149,4 +150,69 @@ func TestIsFUSEMountLive(t *testing.T) {
 	if err := ClearStale(dir); !errors.Is(err, objstore.ErrInvalidArgument) {
 		t.Errorf("ClearStale(live mount) = %v, want ErrInvalidArgument", err)
 	}
+	dev, ok, err := fuseMountDev(dir)
+	if err != nil || !ok {
+		t.Fatalf("fuseMountDev = %q %v %v", dev, ok, err)
+	}
+	ra := "/sys/class/bdi/" + dev + "/read_ahead_kb"
+	if _, err := os.Stat(ra); err != nil {
+		t.Skipf("no sysfs bdi here: %v", err)
+	}
+	for _, kb := range []int{128, 1024} {
+		if err := setReadAhead(dir, kb<<10); err != nil {
+			t.Fatalf("setReadAhead(%d KiB): %v", kb, err)
+		}
+		if b, err := os.ReadFile(ra); err != nil || strings.TrimSpace(string(b)) != strconv.Itoa(kb) {
+			t.Errorf("%s = %q %v after setReadAhead(%d KiB)", ra, b, err, kb)
+		}
+	}
+	if err := setReadAhead(filepath.Dir(dir), 1<<20); err == nil {
+		t.Error("setReadAhead on a directory with no FUSE mount succeeded")
+	}
+}
+
+func TestParseFUSEMount(t *testing.T) {
+	const table = `22 1 0:21 / /proc rw,nosuid shared:12 - proc proc rw
+30 22 0:50 / /mnt/a rw,relatime - fuse.cairn cairn rw,user_id=0
+31 1 253:0 / /mnt/b rw - ext4 /dev/vda rw
+32 31 0:51 / /mnt/b rw - fuse cairn rw
+33 1 0:52 / /mnt/c rw - fuse.cairn cairn rw
+34 33 0:53 / /mnt/c rw - tmpfs tmpfs rw
+35 1 0:54 / /mnt/odd\040name rw - fuse.cairn cairn rw
+garbage line
+36 1 0:55 / /mnt/short
+`
+	for _, tc := range []struct {
+		name, dir, dev string
+		ok             bool
+	}{
+		{"a FUSE mount", "/mnt/a", "0:50", true},
+		{"FUSE on top of ext4", "/mnt/b", "0:51", true},
+		{"tmpfs on top of FUSE", "/mnt/c", "0:53", false},
+		{"an escaped name", "/mnt/odd name", "0:54", true},
+		{"not a FUSE mount", "/proc", "0:21", false},
+		{"no mount", "/mnt", "", false},
+		{"a line without its separator", "/mnt/short", "", false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dev, ok, err := parseFUSEMount(table, tc.dir)
+			if err != nil || dev != tc.dev || ok != tc.ok {
+				t.Errorf("parseFUSEMount(%q) = %q %v %v, want %q %v", tc.dir, dev, ok, err, tc.dev, tc.ok)
+			}
+		})
+	}
+}
+
+func FuzzParseFUSEMount(f *testing.F) {
+	f.Add("30 22 0:50 / /mnt/a rw,relatime - fuse.cairn cairn rw\n", "/mnt/a")
+	f.Add("- - - - -\n", "-")
+	f.Fuzz(func(t *testing.T, table, dir string) {
+		dev, ok, err := parseFUSEMount(table, dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if ok && dev == "" {
+			t.Errorf("a FUSE mount on %q with no device", dir)
+		}
+	})
 }

@@ -99,6 +99,7 @@ type gate struct {
 func (n *fileNode) beginWrite(ctx context.Context, trunc bool) (*handle, error) {
 	n.mu.Lock()
 	defer n.mu.Unlock()
+	n.pcValid = false
 	if n.ws == nil {
 		bucket, key := n.key()
 		if trunc {

@@ -1,0 +1,96 @@
+package integration
+
+import (
+	"bytes"
+	"crypto/rand"
+	"fmt"
+	"os"
+	"path/filepath"
+	"testing"
+	"unsafe"
+
+	"golang.org/x/sys/unix"
+)
+
+// TestFSKeepCache checks the kernel's page cache of a file across opens:
+// a file read again is served from memory while its version stays the
+// same (FOPEN_KEEP_CACHE), and never holds on to data of another
+// version: after an overwrite through S3 of the same size, and after a
+// write through the mount, read through a new descriptor at once. Residency is read with mincore(2) on a
+// mapping made right after open, before anything reads it.
+func TestFSKeepCache(t *testing.T) {
+	srv, mnt := startMount(t)
+	c := fsClient(srv)
+	dir := fsBucket(t, c, mnt, "keepcache")
+	p := filepath.Join(dir, "f")
+	const size = 1 << 20
+	random := func() []byte {
+		b := make([]byte, size)
+		if _, err := rand.Read(b); err != nil {
+			t.Fatal(err)
+		}
+		return b
+	}
+	// resident opens p, says how many of its pages the page cache holds
+	// at once, and returns the content read through the same mapping.
+	resident := func(what string) (int, []byte) {
+		t.Helper()
+		f, err := os.Open(p)
+		if err != nil {
+			t.Fatalf("%s: %v", what, err)
+		}
+		defer f.Close()
+		m, err := unix.Mmap(int(f.Fd()), 0, size, unix.PROT_READ, unix.MAP_SHARED)
+		if err != nil {
+			t.Fatalf("%s: mmap: %v", what, err)
+		}
+		defer func() { _ = unix.Munmap(m) }()
+		vec := make([]byte, (size+os.Getpagesize()-1)/os.Getpagesize())
+		if _, _, e := unix.Syscall(unix.SYS_MINCORE, uintptr(unsafe.Pointer(&m[0])), uintptr(len(m)), uintptr(unsafe.Pointer(&vec[0]))); e != 0 {
+			t.Fatalf("%s: mincore: %v", what, e)
+		}
+		n := 0
+		for _, v := range vec {
+			n += int(v & 1)
+		}
+		return n, bytes.Clone(m)
+	}
+	pages := size / os.Getpagesize()
+
+	v1 := random()
+	fsPut(t, c, "keepcache", "f", v1, nil)
+	if got, err := os.ReadFile(p); err != nil || !bytes.Equal(got, v1) {
+		t.Fatalf("first read: %d bytes, %v", len(got), err)
+	}
+	if n, got := resident("second open"); n != pages || !bytes.Equal(got, v1) {
+		t.Errorf("second open of an unchanged file: %d of %d pages cached (want all), content equal %v", n, pages, bytes.Equal(got, v1))
+	}
+
+	v2 := random()
+	fsPut(t, c, "keepcache", "f", v2, nil)
+	if _, got := resident("open after an S3 overwrite"); !bytes.Equal(got, v2) {
+		t.Error("after an S3 overwrite of the same size the mount reads the old content")
+	}
+
+	v3 := random()
+	if err := os.WriteFile(p, v3, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, got := resident("open after a write on the mount"); !bytes.Equal(got, v3) {
+		t.Error("after a write on the mount a new descriptor reads another content")
+	}
+	if got := fsGet(t, c, "keepcache", "f"); !bytes.Equal(got, v3) {
+		t.Error("S3 reads another content than the mount wrote")
+	}
+	// Once the writer is gone (readers bypass the cache for a moment
+	// after a passthrough writer), a file read once stays cached.
+	fsEventually(t, "a reopen of the written file served from the cache", func() error {
+		if got, err := os.ReadFile(p); err != nil || !bytes.Equal(got, v3) {
+			return fmt.Errorf("read %d bytes: %v", len(got), err)
+		}
+		if n, got := resident("open after reading it"); n != pages || !bytes.Equal(got, v3) {
+			return fmt.Errorf("%d of %d pages cached, content equal %v", n, pages, bytes.Equal(got, v3))
+		}
+		return nil
+	})
+}
