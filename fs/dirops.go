@@ -164,11 +164,11 @@ func (d *dirNode) Create(ctx context.Context, name string, flags uint32, mode ui
 	ch := d.NewInode(ctx, fn, gofs.StableAttr{Mode: syscall.S_IFREG})
 	fn.fillIfWriting(&out.Attr)
 	d.listed(name, entry{kind: kindFile})
-	var fuseFlags uint32
+	fh, fuseFlags := h.fuseHandle()
 	if h.directOK(mode) {
-		fuseFlags = fuse.FOPEN_DIRECT_IO
+		fuseFlags |= fuse.FOPEN_DIRECT_IO
 	}
-	return ch, h.fuseHandle(), fuseFlags, 0
+	return ch, fh, fuseFlags, 0
 }
 
 func (d *dirNode) Mknod(ctx context.Context, name string, mode uint32, dev uint32, out *fuse.EntryOut) (*gofs.Inode, syscall.Errno) {

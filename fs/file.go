@@ -34,6 +34,16 @@ type fileNode struct {
 	// through the cache put data there that may never be committed.
 	pcVer   objstore.ObjectInfo
 	pcValid bool
+	// writeGen counts the writers begun, so that a read open learns
+	// whether one began while it looked the version up.
+	writeGen uint64
+	// loose counts the open handles that pinned a version at their
+	// first read (handle.pinned): while any is, no open keeps the cache.
+	loose int
+	// uncached counts the direct-I/O handles opened while the kernel
+	// may have had a backing file: go-fuse drops a backing reference at
+	// the release of any handle, so no passthrough may start meanwhile.
+	uncached int
 	// cached counts the open handles the kernel serves through its page
 	// cache: while any is open, no writer may use passthrough (the kernel
 	// refuses to mix the two modes on one inode).
@@ -64,6 +74,7 @@ func (n *fileNode) startNew(ctx context.Context, a attrs) (*handle, error) {
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	n.pcValid = false
+	n.writeGen++
 	n.ws = &writeState{attrs: a, dirty: true, writers: 1, inBuf: true, created: true,
 		noPassthrough: n.fsys.smallRun.Load() >= smallRunMin}
 	return n.writeHandleLocked(ctx)
@@ -181,15 +192,30 @@ func (n *fileNode) Open(ctx context.Context, flags uint32) (gofs.FileHandle, uin
 		if err != nil {
 			return nil, 0, n.fsys.errno("open", n.Path(nil), err)
 		}
-		return h.fuseHandle(), 0, 0
+		fh, fuseFlags := h.fuseHandle()
+		return fh, fuseFlags, 0
 	}
 	n.mu.Lock()
-	if n.ptOpen > 0 {
-		// The kernel may still pass through to a staging file: a cached
-		// open would be refused, a direct one reads through the mount
-		// (the write state, or the committed version).
+	if n.ws != nil && n.ws.passthrough {
+		// The kernel refuses any other kind of open of an inode with a
+		// backing file: read the staging file the writers write.
+		h := &handle{node: n}
+		n.passthroughLocked(h)
 		n.mu.Unlock()
-		return &handle{node: n}, fuse.FOPEN_DIRECT_IO, 0
+		fh, fuseFlags := h.fuseHandle()
+		return fh, fuseFlags, 0
+	}
+	if n.ptOpen > 0 {
+		// The last passthrough handle was released a moment ago: the
+		// kernel may not have dropped its backing file yet, so a cached
+		// open could be refused. A direct one reads through the mount
+		// (the committed version), and keeps new writers from
+		// passthrough while it is open.
+		h := &handle{node: n, uncached: true}
+		n.uncached++
+		n.mu.Unlock()
+		fh, fuseFlags := h.fuseHandle()
+		return fh, fuseFlags, 0
 	}
 	if n.ws != nil {
 		h := &handle{node: n, cached: true}
@@ -197,6 +223,7 @@ func (n *fileNode) Open(ctx context.Context, flags uint32) (gofs.FileHandle, uin
 		n.mu.Unlock()
 		return h, 0, 0
 	}
+	gen := n.writeGen
 	n.mu.Unlock()
 	if !n.attached() {
 		return nil, 0, syscall.ENOENT
@@ -209,10 +236,13 @@ func (n *fileNode) Open(ctx context.Context, flags uint32) (gofs.FileHandle, uin
 	info := r.Info()
 	n.mu.Lock()
 	stale := n.readers > 0 && n.hasLast && !sameVersion(n.last, info)
-	keep := !stale && n.pcValid && sameVersion(n.pcVer, info)
+	// A writer begun meanwhile may have put data in the cache that is
+	// not this version's.
+	quiet := n.writeGen == gen && n.ws == nil && n.ptOpen == 0 && n.loose == 0
+	keep := !stale && quiet && n.pcValid && sameVersion(n.pcVer, info)
 	if !stale {
 		n.last, n.hasLast = info, true
-		n.pcVer, n.pcValid = info, true
+		n.pcVer, n.pcValid = info, quiet
 	}
 	n.readers++
 	n.cached++
@@ -246,6 +276,10 @@ func (n *fileNode) Setattr(ctx context.Context, fh gofs.FileHandle, in *fuse.Set
 		}
 		n.mu.Lock()
 		err = n.truncateLocked(int64(size))
+		if err == nil {
+			// Committed with the truncated content, not after it.
+			n.killLocked(n.setattrKill(ctx, in, n.ws.attrs))
+		}
 		n.mu.Unlock()
 		if errno := h.Release(ctx); err == nil && errno != 0 {
 			return errno
@@ -264,10 +298,14 @@ func (n *fileNode) Setattr(ctx context.Context, fh gofs.FileHandle, in *fuse.Set
 			n.ws.mtimeSet = true
 		}
 		kill := n.setattrKill(ctx, in, n.ws.attrs)
+		before := n.ws.attrs.perm
 		changed := n.ws.attrs.applySetattr(in)
 		if kill != 0 {
 			n.ws.attrs.perm &^= kill
 			changed = true
+		}
+		if n.ws.attrs.perm&suidBits&^before != 0 {
+			n.markStageLocked()
 		}
 		if changed {
 			if err := n.metaChangedLocked(ctx); err != nil {

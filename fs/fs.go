@@ -63,6 +63,9 @@ type FS struct {
 	// directMmap: the kernel lets files opened with direct I/O be mapped
 	// shared (CAP_DIRECT_IO_ALLOW_MMAP), so small-run files may use it.
 	directMmap atomic.Bool
+	// killprivV2: the kernel leaves clearing set-ID bits to the mount
+	// (CAP_HANDLE_KILLPRIV_V2) rather than chmodding in a writer's name.
+	killprivV2 atomic.Bool
 
 	creds credCache // the groups and capabilities of callers (perm.go)
 
@@ -129,6 +132,7 @@ func Mount(ctx context.Context, st *objstore.Store, dir string, opt Options) (*F
 	}
 	f.server = server
 	f.directMmap.Store(server.KernelSettings().Flags64()&fuse.CAP_DIRECT_IO_ALLOW_MMAP != 0)
+	f.killprivV2.Store(server.KernelSettings().Flags64()&fuse.CAP_HANDLE_KILLPRIV_V2 != 0)
 	if err := setReadAhead(dir, readAhead); err != nil {
 		f.log.Warn().Err(err).Str("mountpoint", dir).Msg("kernel readahead left at its default: sequential reads take more, smaller requests")
 	}

@@ -24,6 +24,12 @@ type handle struct {
 	fd          int
 	passthrough bool
 	stage       *staged // held while the kernel may pass through to it
+	// uncached: opened with direct I/O while the inode may still have a
+	// backing file (counted in node.uncached).
+	uncached bool
+	// loose: a handle opened while the file was being written, which
+	// pinned a version at its first read (counted in node.loose).
+	loose bool
 
 	mu     sync.Mutex // protects reader
 	reader *objstore.ObjectReader
@@ -42,6 +48,15 @@ func (h *handle) pinned(ctx context.Context) (*objstore.ObjectReader, error) {
 			return nil, err
 		}
 		h.reader = r
+		// It reads this version through the page cache for as long as
+		// it stays open, whatever version later opens find: none of
+		// them may keep the cache meanwhile.
+		n := h.node
+		n.mu.Lock()
+		n.pcValid = false
+		n.loose++
+		h.loose = true
+		n.mu.Unlock()
 	}
 	return h.reader, nil
 }
@@ -52,12 +67,16 @@ func (h *handle) pinned(ctx context.Context) (*objstore.ObjectReader, error) {
 // be a staging file that is already gone.
 type ptHandle struct{ *handle }
 
-// fuseHandle is what Open and Create answer the kernel with.
-func (h *handle) fuseHandle() gofs.FileHandle {
-	if h.passthrough {
-		return &ptHandle{h}
+// fuseHandle is what Open and Create answer the kernel with, and the
+// open flags it needs.
+func (h *handle) fuseHandle() (gofs.FileHandle, uint32) {
+	switch {
+	case h.passthrough:
+		return &ptHandle{h}, 0
+	case h.uncached:
+		return h, fuse.FOPEN_DIRECT_IO
 	}
-	return h
+	return h, 0
 }
 
 // ptLinger is how long after a passthrough handle's release the inode is
@@ -136,6 +155,12 @@ func (h *handle) Release(ctx context.Context) syscall.Errno {
 	}
 	if h.cached {
 		h.node.cached--
+	}
+	if h.loose {
+		h.node.loose--
+	}
+	if h.uncached {
+		h.node.uncached--
 	}
 	h.node.mu.Unlock()
 	if h.stage != nil {

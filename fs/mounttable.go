@@ -3,10 +3,11 @@ package fs
 import (
 	"fmt"
 	"os"
-	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
+
+	"golang.org/x/sys/unix"
 )
 
 // readAhead is how far ahead the kernel reads a file read sequentially,
@@ -21,43 +22,31 @@ const readAhead = 1 << 20
 // the mount's backing device, which starts at the kernel's 128 KiB
 // default; raising it takes the device's read_ahead_kb in sysfs (root).
 func setReadAhead(dir string, bytes int) error {
-	abs, err := filepath.Abs(dir)
-	if err != nil {
-		return fmt.Errorf("mount point %s: %w", dir, err)
+	var st unix.Stat_t
+	if err := unix.Stat(dir, &st); err != nil {
+		return fmt.Errorf("set readahead: %w", err)
 	}
-	dev, ok, err := fuseMountDev(abs)
-	if err != nil {
-		return err
-	}
-	if !ok {
-		return fmt.Errorf("no FUSE mount on %s in the mount table", abs)
-	}
-	p := "/sys/class/bdi/" + dev + "/read_ahead_kb"
+	p := fmt.Sprintf("/sys/class/bdi/%d:%d/read_ahead_kb", unix.Major(st.Dev), unix.Minor(st.Dev))
 	if err := os.WriteFile(p, []byte(strconv.Itoa(bytes>>10)), 0); err != nil {
 		return fmt.Errorf("set readahead: %w", err)
 	}
 	return nil
 }
 
-// isFUSEMount says whether the mount table has a FUSE mount on dir.
+// isFUSEMount says whether the topmost mount on dir (an absolute path) in
+// /proc/self/mountinfo is a FUSE mount.
 func isFUSEMount(dir string) (bool, error) {
-	_, ok, err := fuseMountDev(dir)
-	return ok, err
-}
-
-// fuseMountDev finds the topmost FUSE mount on dir (an absolute path) in
-// /proc/self/mountinfo and returns its device ("major:minor").
-func fuseMountDev(dir string) (dev string, ok bool, err error) {
 	b, err := os.ReadFile("/proc/self/mountinfo")
 	if err != nil {
-		return "", false, fmt.Errorf("read mount table: %w", err)
+		return false, fmt.Errorf("read mount table: %w", err)
 	}
-	return parseFUSEMount(string(b), dir)
+	return parseFUSEMount(string(b), dir), nil
 }
 
-// parseFUSEMount is fuseMountDev on a mount table's text: mounts stacked
+// parseFUSEMount is isFUSEMount on a mount table's text: mounts stacked
 // on one directory are listed in mount order, so the last one is on top.
-func parseFUSEMount(table, dir string) (dev string, ok bool, err error) {
+func parseFUSEMount(table, dir string) bool {
+	fuse := false
 	for line := range strings.SplitSeq(table, "\n") {
 		// id parent major:minor root mountpoint options ... - fstype source ...
 		fields := strings.Fields(line)
@@ -66,11 +55,10 @@ func parseFUSEMount(table, dir string) (dev string, ok bool, err error) {
 			continue
 		}
 		if unescapeMount(fields[4]) == dir {
-			fuse := fields[sep+1] == "fuse" || strings.HasPrefix(fields[sep+1], "fuse.")
-			dev, ok = fields[2], fuse
+			fuse = fields[sep+1] == "fuse" || strings.HasPrefix(fields[sep+1], "fuse.")
 		}
 	}
-	return dev, ok, nil
+	return fuse
 }
 
 // unescapeMount undoes the octal escapes (\040 for a space) of

@@ -243,7 +243,7 @@ func (f *FS) allowSetattr(ctx context.Context, n *gofs.Inode, fh gofs.FileHandle
 		// drops some of those bits passes for them.
 		m &= 0o7777
 		dropsOnly := m&^suidBits == a.perm&^suidBits && m&suidBits != a.perm&suidBits && m&suidBits&^a.perm == 0
-		killpriv := dropsOnly && (setUID || setGID || c.permits(a, dir, mayWrite))
+		killpriv := !f.killprivV2.Load() && dropsOnly && (setUID || setGID || c.permits(a, dir, mayWrite))
 		if !owner && !killpriv {
 			return syscall.EPERM
 		}

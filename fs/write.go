@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"syscall"
 	"time"
 
@@ -48,11 +49,13 @@ type writeState struct {
 	// passthrough: the kernel writes to stage itself (FUSE passthrough),
 	// so the mount learns size and changes from stage (refreshLocked).
 	passthrough bool
-	// ptWriter is the passthrough writer whose writes clear set-ID bits
-	// (refreshLocked): the first, or a later one without CAP_FSETID.
-	ptWriter caller
-	stamp    stamp // stage's size and mtime when last looked at
-	mtimeSet bool  // attrs.mtime was set explicitly (utimens)
+	// ptWriters are the passthrough writers (one per user and
+	// privilege): a passthrough write found by refreshLocked clears the
+	// set-ID bits any of them would clear, since the mount cannot tell
+	// which of them wrote.
+	ptWriters []caller
+	stamp     stamp // stage's size and mtime when last looked at
+	mtimeSet  bool  // attrs.mtime was set explicitly (utimens)
 	// gate is the background put a flush started, waiting for the
 	// content to be final (the last release, fsync, or gateDelay).
 	gate *gate
@@ -100,6 +103,7 @@ func (n *fileNode) beginWrite(ctx context.Context, trunc bool) (*handle, error) 
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	n.pcValid = false
+	n.writeGen++
 	if n.ws == nil {
 		bucket, key := n.key()
 		if trunc {
@@ -168,11 +172,30 @@ func (n *fileNode) dropSetIDLocked(ctx context.Context) {
 // killSetIDLocked clears the set-ID bits of the file being written that
 // a write by c (or a chown, when chown) clears.
 func (n *fileNode) killSetIDLocked(c caller, chown bool) {
+	n.killLocked(setIDKill(c, n.ws.attrs.perm, n.ws.attrs.gid, chown))
+}
+
+// killLocked clears the bits kill of the file being written, and has the
+// kernel drop the mode it caches (a WRITE's reply carries no
+// attributes).
+func (n *fileNode) killLocked(kill uint32) {
 	ws := n.ws
-	if kill := setIDKill(c, ws.attrs.perm, ws.attrs.gid, chown); kill != 0 {
-		ws.attrs.perm &^= kill
-		ws.metaDirty = true
+	if kill&ws.attrs.perm == 0 {
+		return
 	}
+	ws.attrs.perm &^= kill
+	ws.metaDirty = true
+	go n.EmbeddedInode().NotifyContent(-1, 0) // attributes only; not under n.mu
+}
+
+// joinPassthroughLocked records c as a passthrough writer.
+func (ws *writeState) joinPassthroughLocked(c caller) {
+	for _, w := range ws.ptWriters {
+		if w.uid == c.uid && w.gid == c.gid && w.has(capFsetid) == c.has(capFsetid) && slices.Equal(w.creds.groups, c.creds.groups) {
+			return
+		}
+	}
+	ws.ptWriters = append(ws.ptWriters, c)
 }
 
 // setIDKill is the set-ID bits of a regular file with permission bits
@@ -201,15 +224,15 @@ func setIDKill(c caller, perm, gid uint32, chown bool) uint32 {
 // directly, as go-fuse's loopback does with its files.
 func (n *fileNode) writeHandleLocked(ctx context.Context) (*handle, error) {
 	ws := n.ws
-	if ws.writers == 1 && !ws.passthrough && !ws.noPassthrough && !n.fsys.opt.NoPassthrough && n.cached == 0 && n.ptOpen == 0 && ws.stage == nil && n.fsys.roomToStage(ctx) {
+	if ws.writers == 1 && !ws.passthrough && !ws.noPassthrough && !n.fsys.opt.NoPassthrough && n.cached == 0 && n.ptOpen == 0 && n.uncached == 0 && ws.stage == nil && n.fsys.roomToStage(ctx) {
 		// The mount never sees a passthrough write, so a file whose
 		// set-ID bits this writer's writes would clear is written
 		// through the mount.
-		if c := n.fsys.callerOf(ctx); setIDKill(c, ws.attrs.perm, ws.attrs.gid, false) == 0 {
+		if setIDKill(n.fsys.callerOf(ctx), ws.attrs.perm, ws.attrs.gid, false) == 0 {
 			if err := n.stageLocked(ws.size); err != nil {
 				return nil, err
 			}
-			ws.passthrough, ws.ptWriter = true, c
+			ws.passthrough = true
 			if err := n.refreshLocked(); err != nil {
 				return nil, err
 			}
@@ -217,16 +240,22 @@ func (n *fileNode) writeHandleLocked(ctx context.Context) (*handle, error) {
 	}
 	h := &handle{node: n, write: true}
 	if ws.passthrough {
-		if c := n.fsys.callerOf(ctx); ws.ptWriter.has(capFsetid) && !c.has(capFsetid) {
-			ws.ptWriter = c
-		}
-		h.passthrough, h.fd, h.stage = true, int(ws.stage.Fd()), ws.stageRef.hold()
-		n.ptOpen++
+		// The kernel wants every open of an inode with a backing file
+		// to pass through to the same one.
+		ws.joinPassthroughLocked(n.fsys.callerOf(ctx))
+		n.passthroughLocked(h)
 	} else {
 		h.cached = true
 		n.cached++
 	}
 	return h, nil
+}
+
+// passthroughLocked makes h pass through to the staging file of the
+// file's passthrough write state.
+func (n *fileNode) passthroughLocked(h *handle) {
+	h.passthrough, h.fd, h.stage = true, int(n.ws.stage.Fd()), n.ws.stageRef.hold()
+	n.ptOpen++
 }
 
 // passthroughMinFree is the free space under which writers do not take
@@ -275,11 +304,32 @@ func (n *fileNode) refreshLocked() error {
 			// Written to since the last look, which every chmod takes
 			// first: set-ID bits set since are cleared as the write
 			// would have (it is refused passthrough while they are).
-			n.killSetIDLocked(ws.ptWriter, false)
+			var kill uint32
+			for _, c := range ws.ptWriters {
+				kill |= setIDKill(c, ws.attrs.perm, ws.attrs.gid, false)
+			}
+			n.killLocked(kill)
 		}
 		ws.stamp = st
 	}
 	return nil
+}
+
+// markStageLocked sets the staging file's mtime of a passthrough write
+// state to a time no write gives it, so that refreshLocked sees any
+// later write, even one within the same timestamp tick that does not
+// change the size (a chmod setting set-ID bits relies on it).
+func (n *fileNode) markStageLocked() {
+	ws := n.ws
+	if !ws.passthrough || ws.stage == nil {
+		return
+	}
+	epoch := []unix.Timeval{{}, {}}
+	if err := unix.Futimes(int(ws.stage.Fd()), epoch); err != nil {
+		n.fsys.log.Warn().Err(err).Str("path", n.Path(nil)).Msg("cannot mark the staging file: a write right after this chmod may keep set-ID bits")
+		return
+	}
+	ws.stamp.mtime = time.Unix(0, 0)
 }
 
 // endWrite closes one writable handle; the last one commits and drops the

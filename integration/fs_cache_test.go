@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"crypto/rand"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"testing"
@@ -93,4 +94,85 @@ func TestFSKeepCache(t *testing.T) {
 		}
 		return nil
 	})
+}
+
+// TestFSOpensBesideWriter opens a file again while a writer has it open
+// (written with passthrough on the mount), and right after the writer
+// closes it: readers see what was written so far, a second writer's
+// writes land in the same file, and no open fails (the kernel refuses
+// any open of an inode with a backing file that does not pass through
+// to the same one, which it reports as EIO).
+func TestFSOpensBesideWriter(t *testing.T) {
+	srv, mnt := startMount(t)
+	c := fsClient(srv)
+	dir := fsBucket(t, c, mnt, "beside")
+	p := filepath.Join(dir, "f")
+	body := bytes.Repeat([]byte("0123456789abcdef"), 1<<16) // 1 MiB
+
+	w, err := os.OpenFile(p, os.O_WRONLY|os.O_CREATE, 0o644)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := w.Write(body); err != nil {
+		t.Fatal(err)
+	}
+	r, err := os.Open(p)
+	if err != nil {
+		t.Fatalf("open for reading beside a writer: %v", err)
+	}
+	got := make([]byte, len(body))
+	if n, err := r.ReadAt(got, 0); n != len(body) || !bytes.Equal(got, body) {
+		t.Errorf("reader beside the writer read %d bytes (%v), equal %v", n, err, bytes.Equal(got, body))
+	}
+	w2, err := os.OpenFile(p, os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatalf("second writer: %v", err)
+	}
+	if _, err := w2.WriteAt([]byte("XY"), 0); err != nil {
+		t.Fatalf("second writer writes: %v", err)
+	}
+	if _, err := r.ReadAt(got[:2], 0); err != nil || string(got[:2]) != "XY" {
+		t.Errorf("reader after the second writer's write: %q %v", got[:2], err)
+	}
+	for _, f := range []*os.File{w2, w, r} {
+		if err := f.Close(); err != nil {
+			t.Errorf("close %v: %v", f.Name(), err)
+		}
+	}
+	want := append([]byte("XY"), body[2:]...)
+	if got := fsGet(t, c, "beside", "f"); !bytes.Equal(got, want) {
+		t.Errorf("S3 reads %d bytes, equal %v", len(got), bytes.Equal(got, want))
+	}
+
+	// Right after the writers closed: a reader, and a writer beside it.
+	r2, err := os.Open(p)
+	if err != nil {
+		t.Fatalf("open for reading right after the writers closed: %v", err)
+	}
+	if got, err := io.ReadAll(r2); err != nil || !bytes.Equal(got, want) {
+		t.Errorf("reader after the writers: %d bytes, %v", len(got), err)
+	}
+	if err := os.WriteFile(p, body, 0o644); err != nil {
+		t.Fatalf("rewrite beside a reader: %v", err)
+	}
+	if err := r2.Close(); err != nil {
+		t.Error(err)
+	}
+	w3, err := os.OpenFile(p, os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatalf("writer after the reader closed: %v", err)
+	}
+	if _, err := w3.WriteAt([]byte("Z"), 5); err != nil {
+		t.Fatal(err)
+	}
+	if err := w3.Close(); err != nil {
+		t.Fatal(err)
+	}
+	want = append(append(bytes.Clone(body[:5]), 'Z'), body[6:]...)
+	if got, err := os.ReadFile(p); err != nil || !bytes.Equal(got, want) {
+		t.Errorf("final content on the mount: %d bytes, %v, equal %v", len(got), err, bytes.Equal(got, want))
+	}
+	if got := fsGet(t, c, "beside", "f"); !bytes.Equal(got, want) {
+		t.Errorf("final content over S3: %d bytes, equal %v", len(got), bytes.Equal(got, want))
+	}
 }

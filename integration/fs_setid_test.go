@@ -38,6 +38,21 @@ os.write(f, b"b" * (1 << 20))
 after = os.fstat(f).st_mode & 0o7777
 os.close(f)
 print("%o %o" % (before, after))`
+	// Root keeps the file open for writing (written with passthrough
+	// on the mount) while another user writes to it through a
+	// descriptor of its own.
+	const joinWriter = `import os, sys
+f = os.open("f", os.O_WRONLY)
+os.write(f, b"r" * (1 << 20))
+pid = os.fork()
+if pid == 0:
+    os.setgroups([1234]); os.setgid(65534); os.setuid(65534)
+    g = os.open("f", os.O_WRONLY)
+    os.pwrite(g, b"o" * 4096, 4096)
+    os._exit(0)
+_, status = os.waitpid(pid, 0)
+os.close(f)
+sys.exit(status)`
 	for _, tc := range []struct {
 		what, setup string
 		asOther     bool
@@ -60,6 +75,8 @@ print("%o %o" % (before, after))`
 		{"root chowns a set-group-ID file without group execute", "echo x > f; chmod 2745 f", false, []string{"chgrp", "1234", "f"}, "2745"},
 		// A large file first ends any run of small files, so that the
 		// owner's file below is written with passthrough.
+		{"another user writes while root has the file open for writing", "echo x > f; chmod 6666 f", false,
+			[]string{"python3", "-c", joinWriter}, "666"},
 		{"the owner sets set-user-ID on a file open for writing, then writes",
 			"dd if=/dev/zero of=big bs=1M count=1 status=none", true, []string{"python3", "-c", chmodOwn, "f"}, "766"},
 	} {
