@@ -12,6 +12,8 @@ import (
 // how many data objects it freed. The background cleaner calls it; tests
 // and tools may too.
 func (s *Store) Clean(ctx context.Context) (int, error) {
+	s.cleanMu.Lock()
+	defer s.cleanMu.Unlock()
 	var ids []erasure.DataID
 	var recs []meta.Data
 	s.pinGate.Lock()

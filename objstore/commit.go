@@ -232,18 +232,26 @@ func (s *Store) commitBatch(batch []*commitReq) {
 	for len(batch) > 0 {
 		failed := -1
 		var ferr error
+		var made bool
 		err := s.idx.Update(ctx, func(tx meta.Tx) error {
+			gtx := &garbageTx{Tx: tx}
 			for i, r := range batch {
-				if err := runFn(r.fn, tx); err != nil {
+				if err := runFn(r.fn, gtx); err != nil {
 					failed, ferr = i, err
 					return err
 				}
 			}
+			made = gtx.made
 			return nil
 		})
 		if err == nil {
 			for _, r := range batch {
 				r.done <- nil
+			}
+			if made {
+				// Free the space (and the page cache) of what was just
+				// deleted or overwritten now, not at the next tick.
+				s.wakeCleaner()
 			}
 			return
 		}
@@ -258,6 +266,19 @@ func (s *Store) commitBatch(batch []*commitReq) {
 		batch[failed].done <- ferr
 		batch = append(batch[:failed:failed], batch[failed+1:]...)
 	}
+}
+
+// garbageTx is a transaction that notes whether it made garbage.
+type garbageTx struct {
+	meta.Tx
+	made bool
+}
+
+func (t *garbageTx) Put(table meta.Table, key, value []byte) error {
+	if table == meta.Garbage {
+		t.made = true
+	}
+	return t.Tx.Put(table, key, value)
 }
 
 // runFn runs fn, turning a panic into an error so one bad request cannot

@@ -60,6 +60,7 @@ type Store struct {
 
 	healq     chan string   // data ids seen degraded
 	cleanWake chan struct{} // nudges the cleaner
+	cleanMu   sync.Mutex    // one Clean at a time: two would free the same garbage twice
 }
 
 // Open opens the store in opt.Dir, creating it when new, sweeps the shard

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"sync"
 	"testing"
+	"time"
 )
 
 func TestPutGetSizes(t *testing.T) {
@@ -136,4 +137,34 @@ func TestSweepOrphans(t *testing.T) {
 	if got := readAll(t, s2, "bkt", "k", GetOptions{}); string(got) != "keep me" {
 		t.Fatalf("got %q", got)
 	}
+}
+
+// A delete or an overwrite wakes the background cleaner: the shards of
+// what they made garbage go at once, not at the cleaner's next tick (an
+// hour here), so that space (and the page cache holding them) is freed
+// when the mount's rm returns, as on a local filesystem.
+func TestCleanerWokenByGarbage(t *testing.T) {
+	ctx := context.Background()
+	s, opt := newTestStore(t, 4, 2, func(o *Options) { o.NoBackground, o.CleanerInterval = false, time.Hour })
+	mustBucket(t, s, "bkt")
+	mustPut(t, s, "bkt", "a", randBytes(300<<10, 1))
+	mustPut(t, s, "bkt", "b", randBytes(300<<10, 2))
+	waitShards := func(what string, want int) {
+		t.Helper()
+		deadline := time.Now().Add(10 * time.Second)
+		for countShards(t, opt) != want {
+			if time.Now().After(deadline) {
+				t.Fatalf("%s: %d shard files after 10 s, want %d", what, countShards(t, opt), want)
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+	}
+	// The hourly tick ran once at start; nothing since.
+	waitShards("two objects", 8)
+	if _, err := s.Delete(ctx, "bkt", "a", DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	waitShards("after a delete", 4)
+	mustPut(t, s, "bkt", "b", randBytes(300<<10, 3))
+	waitShards("after an overwrite", 4)
 }
