@@ -140,11 +140,22 @@ func (p *stagePool) create(seq uint64) (*os.File, error) {
 	return f, nil
 }
 
-// put empties f and keeps it, or closes it when the pool is full.
+// stageReuseMax is the largest staging file the pool empties and keeps.
+// A larger one is closed: writing a large file again into an emptied
+// staging file that held one ran at 1.3-1.5 GB/s here against 4.3-5.2
+// into a fresh one (the same `rm; dd` of 1 GiB repeated on one mount),
+// and a fresh file costs nothing next to a large write.
+const stageReuseMax = 1 << 20
+
+// put empties f and keeps it, or closes it when the pool is full or f
+// held more than stageReuseMax.
 func (p *stagePool) put(f *os.File) {
 	p.mu.Lock()
 	full := p.closed || len(p.free) >= stagePoolMax
 	p.mu.Unlock()
+	if fi, err := f.Stat(); err != nil || fi.Size() > stageReuseMax {
+		full = true
+	}
 	if full {
 		_ = f.Close()
 		return

@@ -75,3 +75,40 @@ func TestStagePoolReserve(t *testing.T) {
 		t.Fatal("refill after drain")
 	}
 }
+
+// TestStagePoolLargeNotKept: a released staging file that held more than
+// stageReuseMax is closed, not kept for reuse; a small one is kept.
+func TestStagePoolLargeNotKept(t *testing.T) {
+	p := &stagePool{dir: t.TempDir()}
+	t.Cleanup(p.drain)
+	for _, tc := range []struct {
+		name string
+		size int64
+		kept bool
+	}{
+		{"small", 4 << 10, true},
+		{"at the limit", stageReuseMax, true},
+		{"large", stageReuseMax + 1, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s, err := p.get()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := s.f.Truncate(tc.size); err != nil {
+				t.Fatal(err)
+			}
+			p.mu.Lock()
+			before := len(p.free)
+			p.mu.Unlock()
+			f := s.f
+			s.release()
+			p.mu.Lock()
+			kept := len(p.free) == before+1 && p.free[len(p.free)-1] == f
+			p.mu.Unlock()
+			if kept != tc.kept {
+				t.Errorf("a released file of %d bytes kept = %v, want %v", tc.size, kept, tc.kept)
+			}
+		})
+	}
+}
