@@ -10,7 +10,8 @@
 #   write+fsync   dd if=/dev/zero of=F bs=1M count=SIZE_MIB conv=fsync   MiB/s, close included,
 #                 after rm -f F and dropping the page cache
 #   write         the same without conv=fsync (close included; `sync` after, untimed)
-#   read          dd if=F of=/dev/null bs=1M after dropping the page cache  MiB/s
+#   read          dd if=F of=/dev/null bs=1M after dropping the page cache and
+#                 READ_SETTLE s                                             MiB/s
 #   cp -r         cp -r of FILES files of FILE_KIB KiB from local disk      s and files/s
 #   ls -lR        ls -lR of a tree of ~ENTRIES entries, cold (fresh mount,
 #                 caches dropped) then warm (again at once), with the default
@@ -29,6 +30,11 @@
 #   PORT [9311]      Cairn's HTTP port (loopback)
 #   SETTLE [65]      seconds to wait after the set-up, before the first round
 #                    (see the comment there); 0 skips it
+#   READ_SETTLE [10] seconds to wait after dropping the page cache, before a
+#                    timed read. Read at once, the file came at 2-2.5 GB/s or
+#                    at 0.6-0.8 GB/s depending on which side had written just
+#                    before (the VM's host still held recent writes); after
+#                    10 s both sides read from the device, at 0.6-1.1 GB/s.
 #
 # Quick run: SIZE_MIB=256 FILES=200 ENTRIES=2000 bench/fscompare.sh 1
 #
@@ -230,7 +236,7 @@ w_read() {
   if [ ! -f "$b/big" ] || [ "$(stat -c %s "$b/big")" != $((size_mib << 20)) ]; then
     dd if=/dev/zero of="$b/big" bs=1M count="$size_mib" conv=fsync status=none
   fi
-  drop_caches
+  drop_caches; sleep "${READ_SETTLE:-10}"
   local t0 t1; t0=$(now)
   dd if="$b/big" of=/dev/null bs=1M status=none
   t1=$(now); record "read" "$1" "$2" "$(elapsed "$t0" "$t1")"
