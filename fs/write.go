@@ -185,7 +185,11 @@ func (n *fileNode) killLocked(kill uint32) {
 	}
 	ws.attrs.perm &^= kill
 	ws.metaDirty = true
-	go n.EmbeddedInode().NotifyContent(-1, 0) // attributes only; not under n.mu
+	go func() {
+		// Attributes only (no offset), and not under n.mu. The kernel
+		// may not know the inode yet (ENOENT): nothing is cached then.
+		_ = n.EmbeddedInode().NotifyContent(-1, 0)
+	}()
 }
 
 // joinPassthroughLocked records c as a passthrough writer.
