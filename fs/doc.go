@@ -8,7 +8,11 @@
 // segments, "." and "..").
 //
 // Files read from a pinned version, so an open reader keeps the version it
-// opened while S3 overwrites or deletes the key. Writes go to a staging
+// opened while S3 overwrites or deletes the key; a file opened again at
+// the version the kernel's page cache holds keeps that cache
+// (FOPEN_KEEP_CACHE), and the mount raises its readahead to 1 MiB
+// (mounttable.go). Opens beside a passthrough writer pass through to the
+// same staging file, as the kernel requires. Writes go to a staging
 // file under the data directory's tmp/ and are committed as a new version
 // on flush (close), fsync and release; writing into the middle of an
 // existing file rewrites the whole object (copy-on-write: a one-byte write
