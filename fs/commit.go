@@ -209,12 +209,17 @@ func (n *fileNode) openGateLocked(err error) {
 
 // fsync commits and waits until the commit is durable, reporting the
 // error of the background put if it failed.
-func (n *fileNode) fsync(ctx context.Context) error {
-	n.mu.Lock()
-	err := n.commitLocked(ctx, true)
-	n.mu.Unlock()
-	if err != nil {
-		return err
+func (n *fileNode) fsync(ctx context.Context, write bool) error {
+	if write {
+		// A read-only descriptor's fsync only waits for what was
+		// committed: committing its writers' content would snapshot
+		// passthrough writes still under way.
+		n.mu.Lock()
+		err := n.commitLocked(ctx, true)
+		n.mu.Unlock()
+		if err != nil {
+			return err
+		}
 	}
 	n.mu.Lock()
 	p := n.pending

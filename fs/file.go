@@ -44,6 +44,13 @@ type fileNode struct {
 	// may have had a backing file: go-fuse drops a backing reference at
 	// the release of any handle, so no passthrough may start meanwhile.
 	uncached int
+	// ptLive counts the passthrough handles not yet released, and
+	// ptStage is the staging file they pass through to (the kernel's
+	// backing file of the inode). While any is open, every other open
+	// must pass through to that file too: the kernel refuses any other
+	// kind with EIO, even after the write state ended.
+	ptLive  int
+	ptStage *staged
 	// cached counts the open handles the kernel serves through its page
 	// cache: while any is open, no writer may use passthrough (the kernel
 	// refuses to mix the two modes on one inode).
@@ -188,6 +195,9 @@ func (n *fileNode) Open(ctx context.Context, flags uint32) (gofs.FileHandle, uin
 	write := flags&syscall.O_ACCMODE != syscall.O_RDONLY
 	trunc := flags&syscall.O_TRUNC != 0
 	if write || trunc {
+		if err := n.awaitStageReuse(ctx); err != nil {
+			return nil, 0, n.fsys.errno("open", n.Path(nil), err)
+		}
 		h, err := n.beginWrite(ctx, trunc)
 		if err != nil {
 			return nil, 0, n.fsys.errno("open", n.Path(nil), err)
@@ -196,11 +206,12 @@ func (n *fileNode) Open(ctx context.Context, flags uint32) (gofs.FileHandle, uin
 		return fh, fuseFlags, 0
 	}
 	n.mu.Lock()
-	if n.ws != nil && n.ws.passthrough {
+	if st := n.backingLocked(); st != nil {
 		// The kernel refuses any other kind of open of an inode with a
-		// backing file: read the staging file the writers write.
+		// backing file: read the staging file the writers write (or
+		// wrote: what they committed last).
 		h := &handle{node: n}
-		n.passthroughLocked(h)
+		n.passthroughLocked(h, st)
 		n.mu.Unlock()
 		fh, fuseFlags := h.fuseHandle()
 		return fh, fuseFlags, 0
@@ -224,14 +235,26 @@ func (n *fileNode) Open(ctx context.Context, flags uint32) (gofs.FileHandle, uin
 		return h, 0, 0
 	}
 	gen := n.writeGen
+	// Counted as cached from here, so that no writer starts passthrough
+	// while the version is looked up (the kernel would refuse this open).
+	n.cached++
 	n.mu.Unlock()
+	fail := func(errno syscall.Errno) (gofs.FileHandle, uint32, syscall.Errno) {
+		n.mu.Lock()
+		n.cached--
+		n.mu.Unlock()
+		return nil, 0, errno
+	}
 	if !n.attached() {
-		return nil, 0, syscall.ENOENT
+		// Detached since the kernel resolved the name (another face
+		// replaced or removed the key): ESTALE has the kernel look the
+		// name up again, finding the new file or none.
+		return fail(syscall.ESTALE)
 	}
 	bucket, key := n.key()
 	r, err := n.fsys.store.Open(ctx, bucket, key, objstore.GetOptions{})
 	if err != nil {
-		return nil, 0, n.fsys.errno("open", n.Path(nil), err)
+		return fail(n.fsys.errno("open", n.Path(nil), err))
 	}
 	info := r.Info()
 	n.mu.Lock()
@@ -245,7 +268,6 @@ func (n *fileNode) Open(ctx context.Context, flags uint32) (gofs.FileHandle, uin
 		n.pcVer, n.pcValid = info, quiet
 	}
 	n.readers++
-	n.cached++
 	n.mu.Unlock()
 	var fuseFlags uint32
 	if keep {

@@ -139,7 +139,7 @@ func (h *handle) Flush(ctx context.Context) syscall.Errno {
 }
 
 func (h *handle) Fsync(ctx context.Context, flags uint32) syscall.Errno {
-	return h.node.fsys.errno("fsync", h.node.Path(nil), h.node.fsync(ctx))
+	return h.node.fsys.errno("fsync", h.node.Path(nil), h.node.fsync(ctx, h.write))
 }
 
 func (h *handle) Release(ctx context.Context) syscall.Errno {
@@ -168,6 +168,11 @@ func (h *handle) Release(ctx context.Context) syscall.Errno {
 	}
 	if h.passthrough {
 		n := h.node
+		n.mu.Lock()
+		if n.ptLive--; n.ptLive == 0 {
+			n.ptStage = nil
+		}
+		n.mu.Unlock()
 		time.AfterFunc(ptLinger, func() {
 			n.mu.Lock()
 			n.ptOpen--

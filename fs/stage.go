@@ -154,6 +154,9 @@ func (p *stagePool) put(f *os.File) {
 	full := p.closed || len(p.free) >= stagePoolMax
 	p.mu.Unlock()
 	if fi, err := f.Stat(); err != nil || fi.Size() > stageReuseMax {
+		// Freed here, not where the kernel drops its last reference
+		// (go-fuse unregisters a backing file under a global lock).
+		_ = f.Truncate(0)
 		full = true
 	}
 	if full {

@@ -104,6 +104,9 @@ func (n *fileNode) beginWrite(ctx context.Context, trunc bool) (*handle, error) 
 	defer n.mu.Unlock()
 	n.pcValid = false
 	n.writeGen++
+	if n.ws == nil && n.ptLive > 0 {
+		return n.reuseStageLocked(ctx, trunc)
+	}
 	if n.ws == nil {
 		bucket, key := n.key()
 		if trunc {
@@ -147,6 +150,42 @@ func (n *fileNode) beginWrite(ctx context.Context, trunc bool) (*handle, error) 
 		n.dropSetIDLocked(ctx)
 	}
 	return n.writeHandleLocked(ctx)
+}
+
+// reuseStageLocked begins a write state on the staging file that
+// passthrough handles still open read (the kernel's backing file of the
+// inode, which every open must pass through to): it holds the content
+// last committed from it (awaitStageReuse waited for that put).
+func (n *fileNode) reuseStageLocked(ctx context.Context, trunc bool) (*handle, error) {
+	bucket, key := n.key()
+	info, err := n.fsys.store.Head(ctx, bucket, key, objstore.GetOptions{})
+	if err != nil {
+		return nil, err
+	}
+	st := n.ptStage
+	n.ws = &writeState{
+		stage: st.f, stageRef: st.hold(), passthrough: true, writers: 1,
+		attrs: attrsFrom(info, defaultFileMode, n.fsys.owner), contentType: info.ContentType, meta: info.Meta,
+	}
+	fail := func(err error) (*handle, error) {
+		n.ws.close()
+		n.ws = nil
+		return nil, err
+	}
+	if err := n.refreshLocked(); err != nil {
+		return fail(err)
+	}
+	if trunc {
+		if err := n.truncateLocked(0); err != nil {
+			return fail(err)
+		}
+		n.dropSetIDLocked(ctx)
+	}
+	h, err := n.writeHandleLocked(ctx)
+	if err != nil {
+		return fail(err)
+	}
+	return h, nil
 }
 
 // smallRunWriter says whether the file is being written through the
@@ -247,7 +286,7 @@ func (n *fileNode) writeHandleLocked(ctx context.Context) (*handle, error) {
 		// The kernel wants every open of an inode with a backing file
 		// to pass through to the same one.
 		ws.joinPassthroughLocked(n.fsys.callerOf(ctx))
-		n.passthroughLocked(h)
+		n.passthroughLocked(h, ws.stageRef)
 	} else {
 		h.cached = true
 		n.cached++
@@ -255,11 +294,52 @@ func (n *fileNode) writeHandleLocked(ctx context.Context) (*handle, error) {
 	return h, nil
 }
 
-// passthroughLocked makes h pass through to the staging file of the
-// file's passthrough write state.
-func (n *fileNode) passthroughLocked(h *handle) {
-	h.passthrough, h.fd, h.stage = true, int(n.ws.stage.Fd()), n.ws.stageRef.hold()
+// passthroughLocked makes h pass through to the staging file st.
+func (n *fileNode) passthroughLocked(h *handle, st *staged) {
+	h.passthrough, h.fd, h.stage = true, int(st.f.Fd()), st.hold()
 	n.ptOpen++
+	n.ptLive++
+	n.ptStage = st
+}
+
+// backingLocked is the staging file every open of the inode must pass
+// through to, if any: the passthrough write state's, or the one that
+// passthrough handles still open use after their write state ended.
+func (n *fileNode) backingLocked() *staged {
+	if n.ws != nil && n.ws.passthrough {
+		return n.ws.stageRef
+	}
+	if n.ptLive > 0 {
+		return n.ptStage
+	}
+	return nil
+}
+
+// awaitStageReuse waits, before a writer opens a file whose passthrough
+// handles outlived their write state, for the last put of that staging
+// file to have read it: the new writer writes into the same file
+// (beginWrite), which must not change under the put.
+func (n *fileNode) awaitStageReuse(ctx context.Context) error {
+	for {
+		n.mu.Lock()
+		p := n.pending
+		reuse := n.ws == nil && n.ptLive > 0
+		n.mu.Unlock()
+		if !reuse || p == nil {
+			return nil
+		}
+		select {
+		case <-p.Done():
+			n.mu.Lock()
+			same := n.pending == p
+			n.mu.Unlock()
+			if same {
+				return nil
+			}
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
 }
 
 // passthroughMinFree is the free space under which writers do not take
@@ -334,6 +414,8 @@ func (n *fileNode) markStageLocked() {
 		return
 	}
 	ws.stamp.mtime = time.Unix(0, 0)
+	// A write between the last look and the mark would go unseen.
+	ws.dirty = true
 }
 
 // endWrite closes one writable handle; the last one commits and drops the

@@ -134,7 +134,7 @@ func TestFSOpensBesideWriter(t *testing.T) {
 	if _, err := r.ReadAt(got[:2], 0); err != nil || string(got[:2]) != "XY" {
 		t.Errorf("reader after the second writer's write: %q %v", got[:2], err)
 	}
-	for _, f := range []*os.File{w2, w, r} {
+	for _, f := range []*os.File{w2, w} {
 		if err := f.Close(); err != nil {
 			t.Errorf("close %v: %v", f.Name(), err)
 		}
@@ -142,6 +142,28 @@ func TestFSOpensBesideWriter(t *testing.T) {
 	want := append([]byte("XY"), body[2:]...)
 	if got := fsGet(t, c, "beside", "f"); !bytes.Equal(got, want) {
 		t.Errorf("S3 reads %d bytes, equal %v", len(got), bytes.Equal(got, want))
+	}
+
+	// The writers are gone and the reader is still open: the kernel
+	// keeps passing the inode through, so new opens must too.
+	if got, err := os.ReadFile(p); err != nil || !bytes.Equal(got, want) {
+		t.Errorf("a new reader beside the remaining one: %d bytes, %v", len(got), err)
+	}
+	short := []byte("rewritten while a reader has it open\n")
+	if err := os.WriteFile(p, short, 0o644); err != nil {
+		t.Fatalf("O_TRUNC writer beside the remaining reader: %v", err)
+	}
+	if got := fsGet(t, c, "beside", "f"); !bytes.Equal(got, short) {
+		t.Errorf("S3 after the rewrite: %q", got)
+	}
+	if n, err := r.ReadAt(got[:len(short)], 0); n != len(short) || !bytes.Equal(got[:n], short) {
+		t.Errorf("the remaining reader after the rewrite: %q %v", got[:n], err)
+	}
+	if err := r.Close(); err != nil {
+		t.Error(err)
+	}
+	if err := os.WriteFile(p, want, 0o644); err != nil {
+		t.Fatal(err)
 	}
 
 	// Right after the writers closed: a reader, and a writer beside it.
