@@ -11,7 +11,12 @@ import (
 // Clean frees the shards of garbage data that no reader pins and returns
 // how many data objects it freed. The background cleaner calls it; tests
 // and tools may too.
-func (s *Store) Clean(ctx context.Context) (int, error) {
+func (s *Store) Clean(ctx context.Context) (int, error) { return s.clean(ctx, true) }
+
+// clean is Clean; tidy says whether it also compacts pack segments (the
+// passes woken by new garbage, some 100 ms after each delete or
+// overwrite, only free it: compaction waits for the ticker).
+func (s *Store) clean(ctx context.Context, tidy bool) (int, error) {
 	s.cleanMu.Lock()
 	defer s.cleanMu.Unlock()
 	var ids []erasure.DataID
@@ -39,7 +44,7 @@ func (s *Store) Clean(ctx context.Context) (int, error) {
 		return 0, err
 	}
 	if len(ids) == 0 {
-		return 0, s.tidyPacks(ctx)
+		return 0, s.maybeTidy(ctx, tidy)
 	}
 	// Any reader pinning these from now on would have had to look them up
 	// in a transaction that started after they became garbage, where no
@@ -73,21 +78,31 @@ func (s *Store) Clean(ctx context.Context) (int, error) {
 	if err != nil {
 		return 0, err
 	}
-	return len(ids), s.tidyPacks(ctx)
+	return len(ids), s.maybeTidy(ctx, tidy)
+}
+
+func (s *Store) maybeTidy(ctx context.Context, tidy bool) error {
+	if !tidy {
+		return nil
+	}
+	return s.tidyPacks(ctx)
 }
 
 func (s *Store) runCleaner(ctx context.Context) {
 	t := time.NewTicker(s.opt.CleanerInterval)
 	defer t.Stop()
+	tidy := true
 	for {
-		if _, err := s.Clean(ctx); err != nil && ctx.Err() == nil {
+		if _, err := s.clean(ctx, tidy); err != nil && ctx.Err() == nil {
 			s.log.Error().Err(err).Msg("cleaner")
 		}
 		select {
 		case <-ctx.Done():
 			return
 		case <-t.C:
+			tidy = true
 		case <-s.cleanWake:
+			tidy = false
 			// Let a burst of overwrites gather before the next pass.
 			select {
 			case <-ctx.Done():

@@ -47,7 +47,9 @@
 //
 // When a data object's reference count drops to zero it moves to the
 // garbage table in the same transaction. The cleaner deletes its shards
-// once no open reader pins it; a packed record is dead space until its
+// once no open reader pins it: woken ~100 ms after any commit that made
+// garbage (and when a reader unpins some), and every CleanerInterval,
+// when it also compacts. A packed record is dead space until its
 // whole segment holds nothing live, and then the segment is removed; a
 // segment less than half live is compacted first (compact.go: its live
 // records are copied to the active segment). Shard files of
