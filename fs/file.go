@@ -202,8 +202,7 @@ func (n *fileNode) Open(ctx context.Context, flags uint32) (gofs.FileHandle, uin
 		if err != nil {
 			return nil, 0, n.fsys.errno("open", n.Path(nil), err)
 		}
-		fh, fuseFlags := h.fuseHandle()
-		return fh, fuseFlags, 0
+		return h.opened()
 	}
 	n.mu.Lock()
 	if st := n.backingLocked(); st != nil {
@@ -213,8 +212,7 @@ func (n *fileNode) Open(ctx context.Context, flags uint32) (gofs.FileHandle, uin
 		h := &handle{node: n}
 		n.passthroughLocked(h, st)
 		n.mu.Unlock()
-		fh, fuseFlags := h.fuseHandle()
-		return fh, fuseFlags, 0
+		return h.opened()
 	}
 	if n.ptOpen > 0 {
 		// The last passthrough handle was released a moment ago: the
@@ -225,8 +223,7 @@ func (n *fileNode) Open(ctx context.Context, flags uint32) (gofs.FileHandle, uin
 		h := &handle{node: n, uncached: true}
 		n.uncached++
 		n.mu.Unlock()
-		fh, fuseFlags := h.fuseHandle()
-		return fh, fuseFlags, 0
+		return h.opened()
 	}
 	if n.ws != nil {
 		h := &handle{node: n, cached: true}
@@ -319,13 +316,8 @@ func (n *fileNode) Setattr(ctx context.Context, fh gofs.FileHandle, in *fuse.Set
 		if _, ok := in.GetMTime(); ok {
 			n.ws.mtimeSet = true
 		}
-		kill := n.setattrKill(ctx, in, n.ws.attrs)
 		before := n.ws.attrs.perm
-		changed := n.ws.attrs.applySetattr(in)
-		if kill != 0 {
-			n.ws.attrs.perm &^= kill
-			changed = true
-		}
+		changed := n.applySetattr(ctx, in, &n.ws.attrs)
 		if n.ws.attrs.perm&suidBits&^before != 0 {
 			n.markStageLocked()
 		}
@@ -347,13 +339,7 @@ func (n *fileNode) Setattr(ctx context.Context, fh gofs.FileHandle, in *fuse.Set
 		return n.fsys.errno("setattr", n.Path(nil), err)
 	}
 	a := attrsFrom(info, defaultFileMode, n.fsys.owner)
-	kill := n.setattrKill(ctx, in, a)
-	changed := a.applySetattr(in)
-	if kill != 0 {
-		a.perm &^= kill
-		changed = true
-	}
-	if changed {
+	if n.applySetattr(ctx, in, &a) {
 		bucket, key := n.key()
 		if err := n.fsys.setMeta(ctx, bucket, key, info.ContentType, withAttrs(info.Meta, a)); err != nil {
 			return n.fsys.errno("setattr", n.Path(nil), err)
@@ -361,6 +347,18 @@ func (n *fileNode) Setattr(ctx context.Context, fh gofs.FileHandle, in *fuse.Set
 	}
 	a.fill(&out.Attr, syscall.S_IFREG)
 	return 0
+}
+
+// applySetattr changes a as the request asks, clearing the set-ID bits
+// it asks the mount to clear, and says whether anything changed.
+func (n *fileNode) applySetattr(ctx context.Context, in *fuse.SetAttrIn, a *attrs) bool {
+	kill := n.setattrKill(ctx, in, *a)
+	changed := a.applySetattr(in)
+	if kill&a.perm != 0 {
+		a.perm &^= kill
+		changed = true
+	}
+	return changed
 }
 
 // setattrKill is the set-ID bits a setattr request asks the mount to

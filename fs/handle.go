@@ -79,6 +79,12 @@ func (h *handle) fuseHandle() (gofs.FileHandle, uint32) {
 	return h, 0
 }
 
+// opened is Open's answer with h.
+func (h *handle) opened() (gofs.FileHandle, uint32, syscall.Errno) {
+	fh, flags := h.fuseHandle()
+	return fh, flags, 0
+}
+
 // ptLinger is how long after a passthrough handle's release the inode is
 // kept from new passthrough opens and its readers bypass the page cache:
 // go-fuse drops the kernel's backing file only after the release returns.
@@ -162,17 +168,17 @@ func (h *handle) Release(ctx context.Context) syscall.Errno {
 	if h.uncached {
 		h.node.uncached--
 	}
+	if h.passthrough {
+		if h.node.ptLive--; h.node.ptLive == 0 {
+			h.node.ptStage = nil
+		}
+	}
 	h.node.mu.Unlock()
 	if h.stage != nil {
 		defer h.stage.release()
 	}
 	if h.passthrough {
 		n := h.node
-		n.mu.Lock()
-		if n.ptLive--; n.ptLive == 0 {
-			n.ptStage = nil
-		}
-		n.mu.Unlock()
 		time.AfterFunc(ptLinger, func() {
 			n.mu.Lock()
 			n.ptOpen--
