@@ -35,6 +35,7 @@ func ctlAttrs(perm uint32) attrs {
 // ctlDirNode is a directory of the control tree.
 type ctlDirNode struct {
 	gofs.Inode
+	noXattrs
 	fsys *FS
 	dir  *control.Dir
 }
@@ -102,6 +103,7 @@ func (d *ctlDirNode) Readdir(ctx context.Context) (gofs.DirStream, syscall.Errno
 // fails with the operation's errno, so `echo word > file` reports it.
 type ctlFileNode struct {
 	gofs.Inode
+	noXattrs
 	fsys *FS
 	file *control.File
 }

@@ -17,6 +17,7 @@ const maxLinkLen = 4096
 // linkNode is a symbolic link: an object holding its target.
 type linkNode struct {
 	gofs.Inode
+	noXattrs
 	fsys *FS
 }
 

@@ -15,6 +15,7 @@ import (
 // rootNode is the mount root: one directory per bucket, and .cairn/.
 type rootNode struct {
 	gofs.Inode
+	noXattrs
 	fsys *FS
 }
 

@@ -9,11 +9,17 @@ import (
 	"syscall"
 
 	"github.com/cairnstore/cairn/objstore"
+	gofs "github.com/hanwen/go-fuse/v2/fs"
 )
 
 // Extended attributes. user.NAME is the S3 user metadata x-amz-meta-NAME
 // (names are lower-cased, as HTTP headers are); user.cairn.* attributes are
-// read-only facts of the current version. Other namespaces are not kept.
+// read-only facts of the current version. Other namespaces (security.,
+// system., trusted.) are not kept: getting, setting or removing one is
+// ENOTSUP, as on a Linux filesystem without them, which also tells ls(1)
+// to stop asking for SELinux labels and POSIX ACLs on the mount (coreutils
+// remembers a device that answered ENOTSUP) instead of costing a round
+// trip each per file.
 const (
 	xattrUser    = "user."
 	xattrFacts   = "user.cairn."
@@ -31,8 +37,16 @@ func facts(info objstore.ObjectInfo) map[string]string {
 	}
 }
 
+// kept says whether attr is in a namespace the mount keeps (user.).
+func kept(attr string) bool {
+	return strings.HasPrefix(attr, xattrUser)
+}
+
 // getxattr answers getxattr for the object info describes.
 func getxattr(info objstore.ObjectInfo, attr string, dest []byte) (uint32, syscall.Errno) {
+	if !kept(attr) {
+		return 0, syscall.ENOTSUP
+	}
 	var v string
 	var ok bool
 	switch {
@@ -75,7 +89,7 @@ func listxattr(info objstore.ObjectInfo, dest []byte) (uint32, syscall.Errno) {
 // setxattr returns the metadata after setting (or, with data nil and
 // remove, removing) attr, or the errno refusing it.
 func setxattr(m map[string]string, attr string, data []byte, flags uint32, remove bool) (map[string]string, syscall.Errno) {
-	if !strings.HasPrefix(attr, xattrUser) || len(attr) == len(xattrUser) {
+	if !kept(attr) || len(attr) == len(xattrUser) {
 		return nil, syscall.ENOTSUP
 	}
 	name := strings.ToLower(strings.TrimPrefix(attr, xattrUser))
@@ -103,8 +117,8 @@ func setxattr(m map[string]string, attr string, data []byte, flags uint32, remov
 }
 
 func (n *fileNode) Getxattr(ctx context.Context, attr string, dest []byte) (uint32, syscall.Errno) {
-	if !strings.HasPrefix(attr, xattrUser) {
-		return 0, syscall.ENODATA // ls -l asks for ACLs and labels on every file
+	if !kept(attr) {
+		return 0, syscall.ENOTSUP
 	}
 	if errno := n.fsys.allowXattr(ctx, n.EmbeddedInode(), attr, false); errno != 0 {
 		return 0, errno
@@ -186,8 +200,8 @@ func (n *fileNode) changeXattr(ctx context.Context, attr string, data []byte, fl
 }
 
 func (d *dirNode) Getxattr(ctx context.Context, attr string, dest []byte) (uint32, syscall.Errno) {
-	if !strings.HasPrefix(attr, xattrUser) {
-		return 0, syscall.ENODATA
+	if !kept(attr) {
+		return 0, syscall.ENOTSUP
 	}
 	if errno := d.fsys.allowXattr(ctx, d.EmbeddedInode(), attr, false); errno != 0 {
 		return 0, errno
@@ -256,4 +270,34 @@ func (d *dirNode) changeXattr(ctx context.Context, attr string, data []byte, fla
 		err = d.fsys.put(ctx, bucket, prefix, nil, objstore.PutOptions{Meta: withAttrs(m, a)})
 	}
 	return d.fsys.errno("setxattr", d.Path(nil), err)
+}
+
+// noXattrs gives the nodes that keep no attributes (the mount's root,
+// symlinks, the control tree) Linux's answers: a user. attribute is
+// missing, setting one is not supported, and other namespaces are not
+// kept. go-fuse alone would answer ENODATA to everything, setxattr too.
+type noXattrs struct{}
+
+var (
+	_ gofs.NodeGetxattrer    = noXattrs{}
+	_ gofs.NodeSetxattrer    = noXattrs{}
+	_ gofs.NodeRemovexattrer = noXattrs{}
+)
+
+func (noXattrs) Getxattr(ctx context.Context, attr string, dest []byte) (uint32, syscall.Errno) {
+	if kept(attr) {
+		return 0, syscall.ENODATA
+	}
+	return 0, syscall.ENOTSUP
+}
+
+func (noXattrs) Setxattr(ctx context.Context, attr string, data []byte, flags uint32) syscall.Errno {
+	return syscall.ENOTSUP
+}
+
+func (noXattrs) Removexattr(ctx context.Context, attr string) syscall.Errno {
+	if kept(attr) {
+		return syscall.ENODATA
+	}
+	return syscall.ENOTSUP
 }

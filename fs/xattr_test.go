@@ -128,8 +128,9 @@ func TestGetxattr(t *testing.T) {
 		{"mtime", "user.cairn.mtime", 100, "2024-05-06T07:08:09.000000010Z", 30, 0},
 		{"fact with small buffer", "user.cairn.etag", 10, "", 32, syscall.ERANGE},
 		{"unknown fact", "user.cairn.owner", 100, "", 0, syscall.ENODATA},
-		{"security", "security.selinux", 100, "", 0, syscall.ENODATA},
-		{"no namespace", "color", 100, "", 0, syscall.ENODATA},
+		{"security namespace is not kept", "security.selinux", 100, "", 0, syscall.ENOTSUP},
+		{"ACLs are not kept", "system.posix_acl_access", 100, "", 0, syscall.ENOTSUP},
+		{"no namespace", "color", 100, "", 0, syscall.ENOTSUP},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			dest := make([]byte, tc.size)

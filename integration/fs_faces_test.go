@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -150,6 +151,38 @@ func TestFSXattr(t *testing.T) {
 		}
 		_, err := xattr.Get(f, "user.color")
 		wantErrno(t, "getxattr after removexattr", err, unix.ENODATA)
+	})
+
+	// Namespaces the mount does not keep answer ENOTSUP, as on a Linux
+	// filesystem without them, on every kind of node; ls -l then stops
+	// asking for labels and ACLs and still lists.
+	t.Run("other namespaces are not kept", func(t *testing.T) {
+		sub := filepath.Join(dir, "nsdir")
+		link := filepath.Join(dir, "nslink")
+		if err := os.Mkdir(sub, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Symlink("x.txt", link); err != nil {
+			t.Fatal(err)
+		}
+		for _, p := range []string{f, sub, link, dir, mnt} {
+			for _, attr := range []string{"security.selinux", "system.posix_acl_access", "trusted.x"} {
+				_, err := xattr.LGet(p, attr)
+				wantErrno(t, "getxattr "+attr+" on "+p, err, unix.ENOTSUP)
+				if attr != "system.posix_acl_access" { // the kernel parses an ACL first
+					err = xattr.LSet(p, attr, []byte("x"))
+					wantErrno(t, "setxattr "+attr+" on "+p, err, unix.ENOTSUP)
+				}
+			}
+		}
+		_, err := xattr.Get(mnt, "user.color")
+		wantErrno(t, "getxattr user.color on the mount root", err, unix.ENODATA)
+		err = xattr.Set(mnt, "user.color", []byte("x"))
+		wantErrno(t, "setxattr user.color on the mount root", err, unix.ENOTSUP)
+		out, err := exec.Command("ls", "-l", dir).CombinedOutput()
+		if err != nil || !strings.Contains(string(out), "x.txt") || strings.Contains(string(out), "+ ") {
+			t.Errorf("ls -l: %v\n%s", err, out)
+		}
 	})
 
 	t.Run("set over S3, seen on the mount", func(t *testing.T) {
