@@ -165,7 +165,7 @@ func TestFSXattr(t *testing.T) {
 		if err := os.Symlink("x.txt", link); err != nil {
 			t.Fatal(err)
 		}
-		for _, p := range []string{f, sub, link, dir, mnt} {
+		for _, p := range []string{f, sub, link, dir, mnt, filepath.Join(mnt, ".cairn")} {
 			for _, attr := range []string{"security.selinux", "system.posix_acl_access", "trusted.x"} {
 				_, err := xattr.LGet(p, attr)
 				wantErrno(t, "getxattr "+attr+" on "+p, err, unix.ENOTSUP)
