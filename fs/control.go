@@ -35,7 +35,6 @@ func ctlAttrs(perm uint32) attrs {
 // ctlDirNode is a directory of the control tree.
 type ctlDirNode struct {
 	gofs.Inode
-	noXattrs
 	fsys *FS
 	dir  *control.Dir
 }

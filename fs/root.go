@@ -15,7 +15,6 @@ import (
 // rootNode is the mount root: one directory per bucket, and .cairn/.
 type rootNode struct {
 	gofs.Inode
-	noXattrs
 	fsys *FS
 }
 

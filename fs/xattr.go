@@ -272,10 +272,13 @@ func (d *dirNode) changeXattr(ctx context.Context, attr string, data []byte, fla
 	return d.fsys.errno("setxattr", d.Path(nil), err)
 }
 
-// noXattrs gives the nodes that keep no attributes (the mount's root,
-// symlinks, the control tree) Linux's answers: a user. attribute is
-// missing, setting one is not supported, and other namespaces are not
-// kept. go-fuse alone would answer ENODATA to everything, setxattr too.
+// noXattrs gives the nodes that keep no attributes and whose
+// permissions need no check for it (symlinks, for which the kernel
+// answers user. requests itself, and the control tree's files, whose
+// root-only directory nobody else gets through) Linux's answers: a user.
+// attribute is missing, setting one is not supported, and other
+// namespaces are not kept. go-fuse alone would answer ENODATA to
+// everything, setxattr too.
 type noXattrs struct{}
 
 var (
@@ -285,19 +288,69 @@ var (
 )
 
 func (noXattrs) Getxattr(ctx context.Context, attr string, dest []byte) (uint32, syscall.Errno) {
-	if kept(attr) {
-		return 0, syscall.ENODATA
-	}
-	return 0, syscall.ENOTSUP
+	return 0, noXattr(attr, false, false)
 }
 
 func (noXattrs) Setxattr(ctx context.Context, attr string, data []byte, flags uint32) syscall.Errno {
-	return syscall.ENOTSUP
+	return noXattr(attr, true, false)
 }
 
 func (noXattrs) Removexattr(ctx context.Context, attr string) syscall.Errno {
-	if kept(attr) {
-		return syscall.ENODATA
+	return noXattr(attr, true, true)
+}
+
+// noXattr is the answer of a node that keeps no attributes to getting
+// (write false), setting or removing attr.
+func noXattr(attr string, write, remove bool) syscall.Errno {
+	if !kept(attr) || (write && !remove) {
+		return syscall.ENOTSUP
 	}
-	return syscall.ENOTSUP
+	return syscall.ENODATA
+}
+
+// The mount's root and the control tree's directories keep no
+// attributes either, but Linux checks a user. request's permission
+// first (the control tree's directories are root's alone).
+
+var (
+	_ gofs.NodeGetxattrer    = (*rootNode)(nil)
+	_ gofs.NodeSetxattrer    = (*rootNode)(nil)
+	_ gofs.NodeRemovexattrer = (*rootNode)(nil)
+	_ gofs.NodeGetxattrer    = (*ctlDirNode)(nil)
+	_ gofs.NodeSetxattrer    = (*ctlDirNode)(nil)
+	_ gofs.NodeRemovexattrer = (*ctlDirNode)(nil)
+)
+
+// noXattrAt is noXattr after allowXattr's check of the caller on n.
+func (f *FS) noXattrAt(ctx context.Context, n *gofs.Inode, attr string, write, remove bool) syscall.Errno {
+	if kept(attr) {
+		if errno := f.allowXattr(ctx, n, attr, write); errno != 0 {
+			return errno
+		}
+	}
+	return noXattr(attr, write, remove)
+}
+
+func (r *rootNode) Getxattr(ctx context.Context, attr string, dest []byte) (uint32, syscall.Errno) {
+	return 0, r.fsys.noXattrAt(ctx, r.EmbeddedInode(), attr, false, false)
+}
+
+func (r *rootNode) Setxattr(ctx context.Context, attr string, data []byte, flags uint32) syscall.Errno {
+	return r.fsys.noXattrAt(ctx, r.EmbeddedInode(), attr, true, false)
+}
+
+func (r *rootNode) Removexattr(ctx context.Context, attr string) syscall.Errno {
+	return r.fsys.noXattrAt(ctx, r.EmbeddedInode(), attr, true, true)
+}
+
+func (d *ctlDirNode) Getxattr(ctx context.Context, attr string, dest []byte) (uint32, syscall.Errno) {
+	return 0, d.fsys.noXattrAt(ctx, d.EmbeddedInode(), attr, false, false)
+}
+
+func (d *ctlDirNode) Setxattr(ctx context.Context, attr string, data []byte, flags uint32) syscall.Errno {
+	return d.fsys.noXattrAt(ctx, d.EmbeddedInode(), attr, true, false)
+}
+
+func (d *ctlDirNode) Removexattr(ctx context.Context, attr string) syscall.Errno {
+	return d.fsys.noXattrAt(ctx, d.EmbeddedInode(), attr, true, true)
 }

@@ -300,3 +300,26 @@ func FuzzSetxattr(f *testing.F) {
 		}
 	})
 }
+
+func TestNoXattr(t *testing.T) {
+	for _, tc := range []struct {
+		name          string
+		attr          string
+		write, remove bool
+		want          syscall.Errno
+	}{
+		{"get a user attribute", "user.color", false, false, syscall.ENODATA},
+		{"set a user attribute", "user.color", true, false, syscall.ENOTSUP},
+		{"remove a user attribute", "user.color", true, true, syscall.ENODATA},
+		{"get a label", "security.selinux", false, false, syscall.ENOTSUP},
+		{"get an ACL", "system.posix_acl_access", false, false, syscall.ENOTSUP},
+		{"set a trusted attribute", "trusted.x", true, false, syscall.ENOTSUP},
+		{"remove a label", "security.selinux", true, true, syscall.ENOTSUP},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := noXattr(tc.attr, tc.write, tc.remove); got != tc.want {
+				t.Errorf("noXattr(%q, write %v, remove %v) = %v, want %v", tc.attr, tc.write, tc.remove, got, tc.want)
+			}
+		})
+	}
+}
