@@ -32,7 +32,8 @@
 // -mtime), symlinks are objects holding their target and marked with
 // x-cairn-symlink, and user.* extended attributes are the object's S3 user
 // metadata (x-amz-meta-*); read-only user.cairn.* attributes expose store
-// facts. rename(2) is the store's atomic Rename or RenamePrefix. The
+// facts; other namespaces are not kept (ENOTSUP, on which ls -l stops
+// asking for labels and ACLs). rename(2) is the store's atomic Rename or RenamePrefix. The
 // store's Watch feed invalidates the kernel's caches when S3 changes a key.
 //
 // The mount checks permissions itself (perm.go), with each caller's
