@@ -12,7 +12,7 @@
 // the version the kernel's page cache holds keeps that cache
 // (FOPEN_KEEP_CACHE), and the mount raises its readahead to 1 MiB
 // (mounttable.go). Opens beside a passthrough writer pass through to the
-// same staging file, as the kernel requires. Writes go to a staging
+// same staging file, as the kernel requires (passthrough.go). Writes go to a staging
 // file under the data directory's tmp/ and are committed as a new version
 // on flush (close), fsync and release; writing into the middle of an
 // existing file rewrites the whole object (copy-on-write: a one-byte write
@@ -24,7 +24,7 @@
 // files are opened with direct I/O (handle.directOK), which spares the
 // kernel's security.capability look-up per new file. The mount clears
 // set-ID bits on writes, truncations and chowns itself
-// (FUSE_HANDLE_KILLPRIV_V2, setIDKill), which spares that look-up before
+// (FUSE_HANDLE_KILLPRIV_V2, setid.go), which spares that look-up before
 // every passthrough write(2) too; files whose bits a writer would clear
 // are not passed through.
 //

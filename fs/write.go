@@ -7,11 +7,8 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"slices"
 	"syscall"
 	"time"
-
-	"golang.org/x/sys/unix"
 
 	"github.com/cairnstore/cairn/objstore"
 )
@@ -152,113 +149,12 @@ func (n *fileNode) beginWrite(ctx context.Context, trunc bool) (*handle, error) 
 	return n.writeHandleLocked(ctx)
 }
 
-// reuseStageLocked begins a write state on the staging file that
-// passthrough handles still open read (the kernel's backing file of the
-// inode, which every open must pass through to): it holds the content
-// last committed from it (awaitStageReuse waited for that put).
-func (n *fileNode) reuseStageLocked(ctx context.Context, trunc bool) (*handle, error) {
-	bucket, key := n.key()
-	info, err := n.fsys.store.Head(ctx, bucket, key, objstore.GetOptions{})
-	if err != nil {
-		return nil, err
-	}
-	st := n.ptStage
-	n.ws = &writeState{
-		stage: st.f, stageRef: st.hold(), passthrough: true, writers: 1,
-		attrs: attrsFrom(info, defaultFileMode, n.fsys.owner), contentType: info.ContentType, meta: info.Meta,
-	}
-	fail := func(err error) (*handle, error) {
-		n.ws.close()
-		n.ws = nil
-		return nil, err
-	}
-	if err := n.refreshLocked(); err != nil {
-		return fail(err)
-	}
-	if trunc {
-		if err := n.truncateLocked(0); err != nil {
-			return fail(err)
-		}
-		n.dropSetIDLocked(ctx)
-	}
-	h, err := n.writeHandleLocked(ctx)
-	if err != nil {
-		return fail(err)
-	}
-	return h, nil
-}
-
 // smallRunWriter says whether the file is being written through the
 // mount because it was created in a run of small files.
 func (n *fileNode) smallRunWriter() bool {
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	return n.ws != nil && n.ws.noPassthrough && !n.ws.passthrough
-}
-
-// dropSetIDLocked clears the set-ID bits a write or truncation by the
-// caller clears on Linux (setIDKill). With FUSE_HANDLE_KILLPRIV_V2 the
-// kernel leaves this to the mount for every write and truncation it
-// sends; passthrough writes, which the mount never sees, are caught by
-// refreshLocked.
-func (n *fileNode) dropSetIDLocked(ctx context.Context) {
-	if n.ws.attrs.perm&suidBits == 0 {
-		return
-	}
-	n.killSetIDLocked(n.fsys.callerOf(ctx), false)
-}
-
-// killSetIDLocked clears the set-ID bits of the file being written that
-// a write by c (or a chown, when chown) clears.
-func (n *fileNode) killSetIDLocked(c caller, chown bool) {
-	n.killLocked(setIDKill(c, n.ws.attrs.perm, n.ws.attrs.gid, chown))
-}
-
-// killLocked clears the bits kill of the file being written, and has the
-// kernel drop the mode it caches (a WRITE's reply carries no
-// attributes).
-func (n *fileNode) killLocked(kill uint32) {
-	ws := n.ws
-	if kill&ws.attrs.perm == 0 {
-		return
-	}
-	ws.attrs.perm &^= kill
-	ws.metaDirty = true
-	go func() {
-		// Attributes only (no offset), and not under n.mu. The kernel
-		// may not know the inode yet (ENOENT): nothing is cached then.
-		_ = n.EmbeddedInode().NotifyContent(-1, 0)
-	}()
-}
-
-// joinPassthroughLocked records c as a passthrough writer.
-func (ws *writeState) joinPassthroughLocked(c caller) {
-	for _, w := range ws.ptWriters {
-		if w.uid == c.uid && w.gid == c.gid && w.has(capFsetid) == c.has(capFsetid) && slices.Equal(w.creds.groups, c.creds.groups) {
-			return
-		}
-	}
-	ws.ptWriters = append(ws.ptWriters, c)
-}
-
-// setIDKill is the set-ID bits of a regular file with permission bits
-// perm and group gid that Linux clears when c writes to or truncates it
-// (setattr_should_drop_suidgid: set-user-ID, and set-group-ID when
-// group-executable or when c is not in gid; none when c holds
-// CAP_FSETID), or, when chown, when it is chowned (chown_common: the
-// same, but CAP_FSETID only keeps a set-group-ID bit without group
-// execute).
-func setIDKill(c caller, perm, gid uint32, chown bool) uint32 {
-	if perm&suidBits == 0 || !chown && c.has(capFsetid) {
-		return 0
-	}
-	kill := perm & syscall.S_ISUID
-	if perm&syscall.S_ISGID != 0 {
-		if member, _ := c.inGroup(gid); perm&syscall.S_IXGRP != 0 || !member && !c.has(capFsetid) {
-			kill |= syscall.S_ISGID
-		}
-	}
-	return kill
 }
 
 // writeHandleLocked makes the handle of a new writer. The first writer of
@@ -292,130 +188,6 @@ func (n *fileNode) writeHandleLocked(ctx context.Context) (*handle, error) {
 		n.cached++
 	}
 	return h, nil
-}
-
-// passthroughLocked makes h pass through to the staging file st.
-func (n *fileNode) passthroughLocked(h *handle, st *staged) {
-	h.passthrough, h.fd, h.stage = true, int(st.f.Fd()), st.hold()
-	n.ptOpen++
-	n.ptLive++
-	n.ptStage = st
-}
-
-// backingLocked is the staging file every open of the inode must pass
-// through to, if any: the passthrough write state's, or the one that
-// passthrough handles still open use after their write state ended.
-func (n *fileNode) backingLocked() *staged {
-	if n.ws != nil && n.ws.passthrough {
-		return n.ws.stageRef
-	}
-	if n.ptLive > 0 {
-		return n.ptStage
-	}
-	return nil
-}
-
-// awaitStageReuse waits, before a writer opens a file whose passthrough
-// handles outlived their write state, for the last put of that staging
-// file to have read it: the new writer writes into the same file
-// (beginWrite), which must not change under the put.
-func (n *fileNode) awaitStageReuse(ctx context.Context) error {
-	for {
-		n.mu.Lock()
-		p := n.pending
-		reuse := n.ws == nil && n.ptLive > 0
-		n.mu.Unlock()
-		if !reuse || p == nil {
-			return nil
-		}
-		select {
-		case <-p.Done():
-			n.mu.Lock()
-			same := n.pending == p
-			n.mu.Unlock()
-			if same {
-				return nil
-			}
-		case <-ctx.Done():
-			return ctx.Err()
-		}
-	}
-}
-
-// passthroughMinFree is the free space under which writers do not take
-// the passthrough path: the kernel does not tell the mount about a
-// failed write, so near a full disk every write goes through the mount,
-// which keeps a file whose write failed from being committed torn.
-const passthroughMinFree = 256 << 20
-
-// roomToStage says whether the staging directory and every drive have
-// room to spare, asking their filesystems at most every statfsEvery.
-func (f *FS) roomToStage(ctx context.Context) bool {
-	f.roomMu.Lock()
-	defer f.roomMu.Unlock()
-	if time.Since(f.roomAt) < statfsEvery {
-		return f.room
-	}
-	var st unix.Statfs_t
-	f.room = unix.Statfs(f.opt.TmpDir, &st) == nil && st.Bavail*uint64(st.Bsize) >= passthroughMinFree
-	if f.room {
-		avail, err := f.store.MinDriveAvail(ctx)
-		f.room = err == nil && avail >= passthroughMinFree
-	}
-	f.roomAt = time.Now()
-	return f.room
-}
-
-// statfsEvery is how long roomToStage trusts its last answer.
-const statfsEvery = 100 * time.Millisecond
-
-// refreshLocked learns the size and mtime of a passthrough content from
-// its staging file, and whether it changed since last looked at.
-func (n *fileNode) refreshLocked() error {
-	ws := n.ws
-	if !ws.passthrough || ws.stage == nil {
-		return nil
-	}
-	fi, err := ws.stage.Stat()
-	if err != nil {
-		return fmt.Errorf("stat staging file of %s: %w", n.Path(nil), err)
-	}
-	ws.size = fi.Size()
-	if st := (stamp{fi.Size(), fi.ModTime()}); st != ws.stamp {
-		if ws.stamp != (stamp{}) {
-			ws.dirty = true
-			ws.attrs.mtime, ws.mtimeSet = fi.ModTime(), false
-			// Written to since the last look, which every chmod takes
-			// first: set-ID bits set since are cleared as the write
-			// would have (it is refused passthrough while they are).
-			var kill uint32
-			for _, c := range ws.ptWriters {
-				kill |= setIDKill(c, ws.attrs.perm, ws.attrs.gid, false)
-			}
-			n.killLocked(kill)
-		}
-		ws.stamp = st
-	}
-	return nil
-}
-
-// markStageLocked sets the staging file's mtime of a passthrough write
-// state to a time no write gives it, so that refreshLocked sees any
-// later write, even one within the same timestamp tick that does not
-// change the size (a chmod setting set-ID bits relies on it).
-func (n *fileNode) markStageLocked() {
-	ws := n.ws
-	if !ws.passthrough || ws.stage == nil {
-		return
-	}
-	epoch := []unix.Timeval{{}, {}}
-	if err := unix.Futimes(int(ws.stage.Fd()), epoch); err != nil {
-		n.fsys.log.Warn().Err(err).Str("path", n.Path(nil)).Msg("cannot mark the staging file: a write right after this chmod may keep set-ID bits")
-		return
-	}
-	ws.stamp.mtime = time.Unix(0, 0)
-	// A write between the last look and the mark would go unseen.
-	ws.dirty = true
 }
 
 // endWrite closes one writable handle; the last one commits and drops the
