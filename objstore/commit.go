@@ -23,6 +23,9 @@ type commitReq struct {
 	quorum int
 	// packSeg is the pack segment the data went to (zero: shard files).
 	packSeg uint64
+	// data names the shard files (the data ID) when the request wrote
+	// shard files; without it the batch flushes whole filesystems.
+	data string
 	// background: nobody waits on this request (an asynchronous put),
 	// so it may wait a little for company.
 	background bool
@@ -168,31 +171,75 @@ func (s *Store) linger(ctx context.Context, batch []*commitReq) []*commitReq {
 	return batch
 }
 
+// Flushing a batch's shard files: syncfs of each drive's filesystem
+// costs one device flush for any number of files, but writes every dirty
+// page of the filesystem, the drives' or not (a staging file the mount
+// writes beside them: 1 GiB more written for a `dd conv=fsync` of 1 GiB);
+// fdatasync of each shard file and of its directory writes only those,
+// at the cost of a device flush each (8-10% fewer 256 KiB-1 MiB PUTs a
+// second when nothing else is dirty). The batch flushes file by file
+// when the page cache holds at least syncFilesDirty bytes to write back,
+// for at most syncFilesMax requests that named their files.
+const (
+	syncFilesDirty = 64 << 20
+	syncFilesMax   = 64
+)
+
+// fileSyncs returns the shard files the batch's requests wrote, per
+// drive, how many requests wrote shard files, and whether the batch may
+// flush them file by file: at most syncFilesMax requests, each with its
+// files named.
+func fileSyncs(batch []*commitReq, drives int) (names [][]string, reqs int, byFile bool) {
+	names = make([][]string, drives)
+	byFile = true
+	for _, r := range batch {
+		if r.shards == nil || r.packSeg != 0 {
+			continue
+		}
+		reqs++
+		if r.data == "" {
+			byFile = false
+		}
+		for _, d := range r.shards {
+			names[d] = append(names[d], r.data)
+		}
+	}
+	return names, reqs, byFile && reqs <= syncFilesMax
+}
+
 // syncBatch makes the data the batch wrote durable and answers the
 // requests whose data did not reach quorum; it returns the rest. Shard
 // files are flushed with one syncfs per filesystem (which covers pack
-// segments too); when only pack segments were written, they are
-// fdatasynced, one call per segment file.
+// segments too), or file by file while much else is dirty (see
+// syncFilesDirty); pack segments are otherwise fdatasynced, one call per
+// segment file.
 func (s *Store) syncBatch(batch []*commitReq) []*commitReq {
 	ctx := context.Background()
-	files, packSegs := false, map[uint64]bool{}
+	packSegs := map[uint64]bool{}
 	for _, r := range batch {
-		switch {
-		case r.shards != nil && r.packSeg != 0:
+		if r.shards != nil && r.packSeg != 0 {
 			packSegs[r.packSeg] = true
-		case r.shards != nil:
-			files = true
 		}
 	}
-	if !files && len(packSegs) == 0 {
+	names, fileReqs, byFile := fileSyncs(batch, len(s.drives))
+	if fileReqs == 0 && len(packSegs) == 0 {
 		return batch
 	}
-	var fsErrs []error
+	if fileReqs > 0 && byFile {
+		dirty, err := drive.DirtyBytes(ctx)
+		byFile = err == nil && dirty >= syncFilesDirty
+	}
+	var fsErrs, fileErrs []error
 	var packErrs map[uint64][]error
-	if files {
-		fsErrs = drive.SyncAll(ctx, s.drives)
+	if byFile {
+		if fileReqs > 0 {
+			fileErrs = drive.SyncFilesAll(ctx, s.drives, names)
+		}
+		if len(packSegs) > 0 {
+			packErrs = s.syncPacks(ctx, packSegs)
+		}
 	} else {
-		packErrs = s.syncPacks(ctx, packSegs)
+		fsErrs = drive.SyncAll(ctx, s.drives)
 	}
 	kept := batch[:0]
 	for _, r := range batch {
@@ -200,12 +247,16 @@ func (s *Store) syncBatch(batch []*commitReq) []*commitReq {
 			kept = append(kept, r)
 			continue
 		}
+		errs := fsErrs
+		switch {
+		case errs != nil:
+		case r.packSeg != 0:
+			errs = packErrs[r.packSeg]
+		default:
+			errs = fileErrs
+		}
 		ok := 0
 		var causes []error
-		errs := fsErrs
-		if errs == nil {
-			errs = packErrs[r.packSeg]
-		}
 		for _, d := range r.shards {
 			if err := errs[d]; err == nil {
 				ok++

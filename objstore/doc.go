@@ -30,7 +30,9 @@
 // Shard files are written without fsync. Each mutation goes through the
 // committer, a two-stage pipeline: the syncer takes every request waiting
 // and, when any of them wrote data, flushes the drives once (syncfs per
-// filesystem); the indexer takes every flushed batch waiting and applies
+// filesystem; while the page cache holds much else to write back, such
+// as a file the mount is staging, fdatasync of each shard file and its
+// directory instead, so as not to write that too); the indexer takes every flushed batch waiting and applies
 // them in one bbolt transaction. A lone request starts a batch at once;
 // concurrent ones share the flushes, and batch N+1 flushes while batch N
 // commits. The index never points at data that was not flushed first.

@@ -306,7 +306,11 @@ func (s *Store) queueData(ctx context.Context, d *newData, fn func(tx meta.Tx) e
 
 // dataReq is the commit request of fn together with the data it references.
 func (s *Store) dataReq(d *newData, fn func(tx meta.Tx) error) *commitReq {
-	return &commitReq{shards: d.shards, quorum: d.quorum, packSeg: d.rec.Pack, fn: func(tx meta.Tx) error {
+	r := &commitReq{shards: d.shards, quorum: d.quorum, packSeg: d.rec.Pack}
+	if !d.packed() {
+		r.data = d.id.String()
+	}
+	r.fn = func(tx meta.Tx) error {
 		if err := tx.Put(meta.DataTable, meta.DataKey(d.id), meta.Encode(d.rec)); err != nil {
 			return err
 		}
@@ -319,5 +323,6 @@ func (s *Store) dataReq(d *newData, fn func(tx meta.Tx) error) *commitReq {
 			}
 		}
 		return fn(tx)
-	}}
+	}
+	return r
 }

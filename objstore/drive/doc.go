@@ -16,5 +16,10 @@
 // Durability: Create does not fsync. Callers make a batch of writes durable
 // with Sync, which is syncfs(2) on the drive's filesystem, so that many
 // small shard files share one flush (group commit). SyncAll issues one
-// syncfs per distinct filesystem.
+// syncfs per distinct filesystem. SyncFiles (SyncFilesAll for a set)
+// flushes named shard files and their directories alone, for when the
+// filesystem holds other dirty data that syncfs would write too
+// (DirtyBytes tells how much the page cache holds); OpenDir syncs the
+// directories it makes, so that a file's own directory is the only one
+// SyncFiles needs.
 package drive

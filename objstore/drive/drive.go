@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"syscall"
 
 	"golang.org/x/sys/unix"
@@ -44,6 +45,9 @@ type Drive interface {
 	Path(name string) string
 	// Sync makes every write done before the call durable (syncfs).
 	Sync(ctx context.Context) error
+	// SyncFiles makes the named shard files durable, names included,
+	// leaving the filesystem's other dirty data alone.
+	SyncFiles(ctx context.Context, names []string) error
 	// Dev identifies the filesystem, so SyncAll flushes each one once.
 	Dev() uint64
 
@@ -114,6 +118,12 @@ func OpenDir(root string, set string, index int) (d *Dir, created bool, err erro
 	}
 	var st unix.Stat_t
 	if err := unix.Stat(root, &st); err != nil {
+		return nil, false, fmt.Errorf("drive %s: %w", root, err)
+	}
+	// The directories just made must outlast a power loss before the
+	// first shard file in them is synced on its own (SyncFiles syncs
+	// only a file's own directory).
+	if err := syncfs(root); err != nil {
 		return nil, false, fmt.Errorf("drive %s: %w", root, err)
 	}
 	return &Dir{root: root, index: index, dev: uint64(st.Dev), stages: newStagePool()}, created, nil
@@ -286,15 +296,80 @@ func (d *Dir) Walk(ctx context.Context, fn func(name string) error) error {
 
 // Sync implements Drive with syncfs(2).
 func (d *Dir) Sync(ctx context.Context) error {
-	f, err := os.Open(d.root)
-	if err != nil {
+	if err := syncfs(d.root); err != nil {
 		return fmt.Errorf("drive %d: %w", d.index, err)
+	}
+	return nil
+}
+
+// syncfs flushes the filesystem holding path.
+func syncfs(path string) error {
+	f, err := os.Open(path)
+	if err != nil {
+		return err
 	}
 	defer func() { _ = f.Close() }()
 	if err := unix.Syncfs(int(f.Fd())); err != nil {
-		return fmt.Errorf("drive %d: syncfs: %w", d.index, err)
+		return fmt.Errorf("syncfs: %w", err)
 	}
 	return nil
+}
+
+// SyncFiles implements Drive: fdatasync of each named shard file, then
+// fsync of each directory holding one. Unlike Sync it does not write the
+// filesystem's other dirty data (a staging file the mount writes beside
+// the drive, another program's files), which syncfs would, at the cost
+// of one device flush per file and directory.
+func (d *Dir) SyncFiles(ctx context.Context, names []string) error {
+	dirs := map[string]bool{}
+	for _, name := range names {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		if err := checkName(name); err != nil {
+			return err
+		}
+		p := d.Path(name)
+		if err := datasync(p); err != nil {
+			return fmt.Errorf("drive %d: %w", d.index, err)
+		}
+		dirs[filepath.Dir(p)] = true
+	}
+	for dir := range dirs {
+		if err := syncDir(dir); err != nil {
+			return fmt.Errorf("drive %d: %w", d.index, err)
+		}
+	}
+	return nil
+}
+
+// datasync fdatasyncs the file at path.
+func datasync(path string) error {
+	f, err := os.Open(path)
+	if err != nil {
+		return err
+	}
+	defer func() { _ = f.Close() }()
+	if err := unix.Fdatasync(int(f.Fd())); err != nil {
+		return fmt.Errorf("fdatasync %s: %w", path, err)
+	}
+	return nil
+}
+
+// SyncFilesAll runs SyncFiles on every drive i with names[i] to sync, in
+// parallel, and returns the per-drive errors (nil entries for success
+// and for drives with nothing to sync).
+func SyncFilesAll(ctx context.Context, drives []Drive, names [][]string) []error {
+	errs := make([]error, len(drives))
+	var wg sync.WaitGroup
+	for i, d := range drives {
+		if d == nil || i >= len(names) || len(names[i]) == 0 {
+			continue
+		}
+		wg.Go(func() { errs[i] = d.SyncFiles(ctx, names[i]) })
+	}
+	wg.Wait()
+	return errs
 }
 
 // SyncAll flushes every distinct filesystem among drives once, in parallel,

@@ -126,3 +126,63 @@ func TestSyncAllSharesFilesystems(t *testing.T) {
 		}
 	}
 }
+
+func TestSyncFiles(t *testing.T) {
+	ctx := context.Background()
+	base := t.TempDir()
+	var drives []Drive
+	for i := 0; i < 3; i++ {
+		d, _, err := OpenDir(filepath.Join(base, string(rune('a'+i))), "s", i)
+		if err != nil {
+			t.Fatal(err)
+		}
+		drives = append(drives, d)
+	}
+	for _, d := range drives {
+		for _, name := range []string{"0a1b", "ff00", "0a2c"} {
+			sf, err := d.CreateShard(ctx, name)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := sf.WriteAt(make([]byte, 5000), 0); err != nil {
+				t.Fatal(err)
+			}
+			if err := sf.Close(); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	canceled, cancel := context.WithCancel(ctx)
+	cancel()
+	for _, tc := range []struct {
+		name  string
+		ctx   context.Context
+		names []string
+		want  error // nil: success; else errors.Is target
+		fails bool
+	}{
+		{"shard files in two directories", ctx, []string{"0a1b", "ff00", "0a2c"}, nil, false},
+		{"none", ctx, nil, nil, false},
+		{"a missing file", ctx, []string{"0a1b", "0a99"}, fs.ErrNotExist, true},
+		{"an invalid name", ctx, []string{"../x"}, nil, true},
+		{"a canceled context", canceled, []string{"0a1b"}, context.Canceled, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			err := drives[0].SyncFiles(tc.ctx, tc.names)
+			switch {
+			case !tc.fails && err != nil:
+				t.Fatalf("SyncFiles: %v", err)
+			case tc.fails && err == nil:
+				t.Fatal("SyncFiles succeeded")
+			case tc.want != nil && !errors.Is(err, tc.want):
+				t.Fatalf("SyncFiles: %v, want %v", err, tc.want)
+			}
+		})
+	}
+	// SyncFilesAll: each drive its own names and its own error; a drive
+	// without names, or absent, is left alone.
+	errs := SyncFilesAll(ctx, append(drives, nil), [][]string{{"0a1b"}, {"0a99"}, nil, {"ff00"}})
+	if errs[0] != nil || !errors.Is(errs[1], fs.ErrNotExist) || errs[2] != nil || errs[3] != nil {
+		t.Errorf("SyncFilesAll errors = %v", errs)
+	}
+}
