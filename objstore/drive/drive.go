@@ -304,13 +304,23 @@ func (d *Dir) Sync(ctx context.Context) error {
 
 // syncfs flushes the filesystem holding path.
 func syncfs(path string) error {
+	return onFile(path, "syncfs", unix.Syncfs)
+}
+
+// datasync fdatasyncs the file at path.
+func datasync(path string) error {
+	return onFile(path, "fdatasync", unix.Fdatasync)
+}
+
+// onFile opens path read-only and runs the call named what on it.
+func onFile(path, what string, call func(fd int) error) error {
 	f, err := os.Open(path)
 	if err != nil {
 		return err
 	}
 	defer func() { _ = f.Close() }()
-	if err := unix.Syncfs(int(f.Fd())); err != nil {
-		return fmt.Errorf("syncfs: %w", err)
+	if err := call(int(f.Fd())); err != nil {
+		return fmt.Errorf("%s %s: %w", what, path, err)
 	}
 	return nil
 }
@@ -339,19 +349,6 @@ func (d *Dir) SyncFiles(ctx context.Context, names []string) error {
 		if err := syncDir(dir); err != nil {
 			return fmt.Errorf("drive %d: %w", d.index, err)
 		}
-	}
-	return nil
-}
-
-// datasync fdatasyncs the file at path.
-func datasync(path string) error {
-	f, err := os.Open(path)
-	if err != nil {
-		return err
-	}
-	defer func() { _ = f.Close() }()
-	if err := unix.Fdatasync(int(f.Fd())); err != nil {
-		return fmt.Errorf("fdatasync %s: %w", path, err)
 	}
 	return nil
 }
