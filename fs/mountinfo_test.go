@@ -41,14 +41,14 @@ func TestUnescapeMount(t *testing.T) {
 		{"double backslash", `a\\040`, `a\ `},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			if got := unescapeMount(tc.in); got != tc.want {
-				t.Errorf("unescapeMount(%q) = %q, want %q", tc.in, got, tc.want)
+			if got := UnescapeMount(tc.in); got != tc.want {
+				t.Errorf("UnescapeMount(%q) = %q, want %q", tc.in, got, tc.want)
 			}
 		})
 	}
 }
 
-// FuzzUnescapeMount: the mount table is outside input. unescapeMount must
+// FuzzUnescapeMount: the mount table is outside input. UnescapeMount must
 // not panic, never lengthen its input, leave backslash-free input alone,
 // and undo the kernel's escaping of space, tab, newline and backslash.
 func FuzzUnescapeMount(f *testing.F) {
@@ -56,18 +56,18 @@ func FuzzUnescapeMount(f *testing.F) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
-		got := unescapeMount(s)
+		got := UnescapeMount(s)
 		if len(got) > len(s) {
-			t.Fatalf("unescapeMount(%q) = %q is longer", s, got)
+			t.Fatalf("UnescapeMount(%q) = %q is longer", s, got)
 		}
 		if !strings.Contains(s, `\`) && got != s {
-			t.Fatalf("unescapeMount(%q) = %q changed input without escapes", s, got)
+			t.Fatalf("UnescapeMount(%q) = %q changed input without escapes", s, got)
 		}
 		// The kernel's escaping (mangle in fs/proc_namespace.c) of any
 		// path comes back unchanged.
 		esc := strings.NewReplacer(`\`, `\134`, " ", `\040`, "\t", `\011`, "\n", `\012`).Replace(s)
-		if back := unescapeMount(esc); back != s {
-			t.Fatalf("unescapeMount(escape(%q)) = %q", s, back)
+		if back := UnescapeMount(esc); back != s {
+			t.Fatalf("UnescapeMount(escape(%q)) = %q", s, back)
 		}
 	})
 }

@@ -54,16 +54,16 @@ func parseFUSEMount(table, dir string) bool {
 		if len(fields) < 5 || sep < 0 || sep+1 >= len(fields) {
 			continue
 		}
-		if unescapeMount(fields[4]) == dir {
+		if UnescapeMount(fields[4]) == dir {
 			fuse = fields[sep+1] == "fuse" || strings.HasPrefix(fields[sep+1], "fuse.")
 		}
 	}
 	return fuse
 }
 
-// unescapeMount undoes the octal escapes (\040 for a space) of
+// UnescapeMount undoes the octal escapes (\040 for a space) of a path in
 // /proc/self/mountinfo.
-func unescapeMount(s string) string {
+func UnescapeMount(s string) string {
 	if !strings.Contains(s, "\\") {
 		return s
 	}

@@ -14,6 +14,7 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
+	cairnfs "github.com/cairnstore/cairn/fs"
 )
 
 // TestFSUnshowableKeys puts keys over S3 that POSIX cannot show (empty
@@ -397,7 +398,7 @@ func countMounts(t *testing.T, dir string) int {
 	}
 	n := 0
 	for _, l := range strings.Split(string(b), "\n") {
-		if f := strings.Fields(l); len(f) > 4 && unescapeMountinfo(f[4]) == dir {
+		if f := strings.Fields(l); len(f) > 4 && cairnfs.UnescapeMount(f[4]) == dir {
 			n++
 		}
 	}

@@ -101,13 +101,19 @@ func OpenDir(root string, set string, index int) (d *Dir, created bool, err erro
 			return nil, false, fmt.Errorf("%w: %s is slot %d of set %s, expected slot %d of set %s", ErrForeign, root, f.Index, f.Set, index, set)
 		}
 	}
+	dirs := []string{filepath.Join(root, "packs")}
 	for i := 0; i < 256; i++ {
-		if err := os.MkdirAll(filepath.Join(root, "data", fmt.Sprintf("%02x", i)), 0o755); err != nil {
+		dirs = append(dirs, filepath.Join(root, "data", fmt.Sprintf("%02x", i)))
+	}
+	made := false
+	for _, dir := range dirs {
+		if _, err := os.Stat(dir); err == nil {
+			continue
+		}
+		if err := os.MkdirAll(dir, 0o755); err != nil {
 			return nil, false, fmt.Errorf("drive %s: %w", root, err)
 		}
-	}
-	if err := os.MkdirAll(filepath.Join(root, "packs"), 0o755); err != nil {
-		return nil, false, fmt.Errorf("drive %s: %w", root, err)
+		made = true
 	}
 	tmp := filepath.Join(root, "tmp")
 	if err := os.RemoveAll(tmp); err != nil {
@@ -120,11 +126,14 @@ func OpenDir(root string, set string, index int) (d *Dir, created bool, err erro
 	if err := unix.Stat(root, &st); err != nil {
 		return nil, false, fmt.Errorf("drive %s: %w", root, err)
 	}
-	// The directories just made must outlast a power loss before the
-	// first shard file in them is synced on its own (SyncFiles syncs
-	// only a file's own directory).
-	if err := syncfs(root); err != nil {
-		return nil, false, fmt.Errorf("drive %s: %w", root, err)
+	// Directories just made must outlast a power loss before the first
+	// shard file in them is synced on its own (SyncFiles syncs only a
+	// file's own directory). tmp/ need not: heal syncs what it renames
+	// out of it.
+	if made {
+		if err := syncfs(root); err != nil {
+			return nil, false, fmt.Errorf("drive %s: %w", root, err)
+		}
 	}
 	return &Dir{root: root, index: index, dev: uint64(st.Dev), stages: newStagePool()}, created, nil
 }
