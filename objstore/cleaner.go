@@ -23,12 +23,11 @@ func (s *Store) clean(ctx context.Context, tidy bool) (int, error) {
 	var recs []meta.Data
 	s.pinGate.Lock()
 	err := s.idx.View(ctx, func(tx meta.Tx) error {
-		c := tx.Cursor(meta.Garbage)
-		for k, v := c.First(); k != nil; k, v = c.Next() {
+		return meta.Scan(tx, meta.Garbage, nil, func(k, v []byte) error {
 			var id erasure.DataID
 			copy(id[:], k)
 			if s.pinned(id.String()) {
-				continue
+				return nil
 			}
 			var g meta.GarbageEntry
 			if err := meta.Decode(v, &g); err != nil {
@@ -36,8 +35,8 @@ func (s *Store) clean(ctx context.Context, tidy bool) (int, error) {
 			}
 			ids = append(ids, id)
 			recs = append(recs, g.Data)
-		}
-		return nil
+			return nil
+		})
 	})
 	s.pinGate.Unlock()
 	if err != nil {

@@ -6,12 +6,19 @@ import (
 	"time"
 
 	"github.com/rs/zerolog"
+
+	"github.com/cairnstore/cairn/objstore/meta"
 )
 
 // Options configures a Store. Only cmd/ fills it from flags and env.
 type Options struct {
-	// Dir is the data directory: meta/ (the bbolt index), drives/d0..dN-1
-	// (unless Drives is set) and tmp/.
+	// Index is the store's index; required. cmd/ opens the default, bbolt
+	// at meta.BoltPath(Dir) (meta.OpenBolt); tests may give meta.NewMem.
+	// Open takes it over: Store.Close closes it, and so does an Open (or
+	// Fsck, Heal) that fails.
+	Index meta.Index
+	// Dir is the data directory: drives/d0..dN-1 (unless Drives is set)
+	// and tmp/, and by default meta/ for the bbolt index.
 	Dir string
 	// Drives lists explicit drive directories. Empty means DriveCount
 	// directories under Dir/drives.
@@ -96,7 +103,8 @@ func (o Options) withDefaults() Options {
 	return o
 }
 
-// Validate reports an options error before anything is opened.
+// Validate reports an options error before anything is opened. It does
+// not ask for Index, which the caller opens once the options are valid.
 func (o Options) Validate() error {
 	if o.Dir == "" {
 		return fmt.Errorf("%w: data directory is required", ErrInvalidArgument)
@@ -119,5 +127,4 @@ func (o Options) Validate() error {
 	return nil
 }
 
-func (o Options) metaPath() string { return filepath.Join(o.Dir, "meta", "index.db") }
 func (o Options) tmpDir() string   { return filepath.Join(o.Dir, "tmp") }

@@ -151,14 +151,13 @@ func (s *Store) syncPacks(ctx context.Context, segs map[uint64]bool) map[uint64]
 func (s *Store) initPacks(ctx context.Context, remove bool) (orphans []ShardRef, err error) {
 	known := map[uint64]bool{}
 	err = s.idx.View(ctx, func(tx meta.Tx) error {
-		c := tx.Cursor(meta.Packs)
-		for k, _ := c.First(); k != nil; k, _ = c.Next() {
+		return meta.Scan(tx, meta.Packs, nil, func(k, _ []byte) error {
 			if seg, ok := meta.ParsePackKey(k); ok {
 				known[seg] = true
 				s.packs.next = max(s.packs.next, seg+1)
 			}
-		}
-		return nil
+			return nil
+		})
 	})
 	if err != nil {
 		return nil, err
@@ -190,8 +189,7 @@ func (s *Store) initPacks(ctx context.Context, remove bool) (orphans []ShardRef,
 func (s *Store) freeDeadPacks(ctx context.Context) error {
 	var dead []uint64
 	err := s.idx.View(ctx, func(tx meta.Tx) error {
-		c := tx.Cursor(meta.Packs)
-		for k, v := c.First(); k != nil; k, v = c.Next() {
+		return meta.Scan(tx, meta.Packs, nil, func(k, v []byte) error {
 			seg, _ := meta.ParsePackKey(k)
 			var p meta.PackInfo
 			if err := meta.Decode(v, &p); err != nil {
@@ -200,8 +198,8 @@ func (s *Store) freeDeadPacks(ctx context.Context) error {
 			if p.Live <= 0 {
 				dead = append(dead, seg)
 			}
-		}
-		return nil
+			return nil
+		})
 	})
 	if err != nil || len(dead) == 0 {
 		return err
@@ -239,7 +237,11 @@ func (s *Store) freeDeadPacks(ctx context.Context) error {
 // to at least end, creating its entry on first use.
 func adjustPackLive(tx meta.Tx, seg uint64, delta, end int64) error {
 	var p meta.PackInfo
-	if raw := tx.Get(meta.Packs, meta.PackKey(seg)); raw != nil {
+	raw, err := tx.Get(meta.Packs, meta.PackKey(seg))
+	if err != nil {
+		return err
+	}
+	if raw != nil {
 		if err := meta.Decode(raw, &p); err != nil {
 			return err
 		}

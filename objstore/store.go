@@ -10,7 +10,6 @@ import (
 	"path/filepath"
 	"sync"
 	"sync/atomic"
-	"time"
 
 	md5simd "github.com/minio/md5-simd"
 	"github.com/rs/zerolog"
@@ -85,9 +84,26 @@ func Open(ctx context.Context, opt Options) (*Store, error) {
 // open opens the index and drives without sweeping or background work (the
 // offline tools start here).
 func open(ctx context.Context, opt Options) (*Store, error) {
+	if opt.Index == nil {
+		return nil, fmt.Errorf("%w: an index is required (open one with meta.OpenBolt)", ErrInvalidArgument)
+	}
 	if err := opt.Validate(); err != nil {
+		if opt.Index != nil {
+			_ = opt.Index.Close()
+		}
 		return nil, err
 	}
+	s, err := openIndexed(ctx, opt)
+	if err != nil {
+		_ = opt.Index.Close()
+		return nil, err
+	}
+	return s, nil
+}
+
+// openIndexed is open once the options are valid; on error the caller
+// closes the index.
+func openIndexed(ctx context.Context, opt Options) (*Store, error) {
 	opt = opt.withDefaults()
 	if err := os.MkdirAll(opt.Dir, 0o755); err != nil {
 		return nil, fmt.Errorf("data directory: %w", err)
@@ -98,10 +114,7 @@ func open(ctx context.Context, opt Options) (*Store, error) {
 	if err := os.MkdirAll(opt.tmpDir(), 0o755); err != nil {
 		return nil, fmt.Errorf("data directory: %w", err)
 	}
-	idx, err := meta.OpenBolt(opt.metaPath(), 2*time.Second)
-	if err != nil {
-		return nil, fmt.Errorf("open index (is another cairn using %s?): %w", opt.Dir, err)
-	}
+	idx := opt.Index
 	s := &Store{
 		opt:       opt,
 		log:       opt.Logger,
@@ -118,12 +131,10 @@ func open(ctx context.Context, opt Options) (*Store, error) {
 	}
 	if err := s.loadLayout(ctx); err != nil {
 		s.md5srv.Close()
-		_ = idx.Close()
 		return nil, err
 	}
 	if err := s.openDrives(); err != nil {
 		s.md5srv.Close()
-		_ = idx.Close()
 		return nil, err
 	}
 	s.openCache()
@@ -144,7 +155,11 @@ func (s *Store) loadLayout(ctx context.Context) error {
 		if len(s.opt.Drives) > 0 {
 			want = len(s.opt.Drives)
 		}
-		if raw := tx.Get(meta.Settings, []byte("layout")); raw != nil {
+		raw, err := tx.Get(meta.Settings, []byte("layout"))
+		if err != nil {
+			return err
+		}
+		if raw != nil {
 			if err := meta.Decode(raw, &s.layout); err != nil {
 				return err
 			}

@@ -9,15 +9,13 @@ import (
 	"github.com/cairnstore/cairn/catalog"
 	"github.com/cairnstore/cairn/catalog/objectbacked"
 	"github.com/cairnstore/cairn/objstore"
+	"github.com/cairnstore/cairn/objstore/storetest"
 )
 
 func newBacking(t *testing.T) *objectbacked.Backing {
 	t.Helper()
 	ctx := context.Background()
-	st, err := objstore.Open(ctx, objstore.Options{Dir: t.TempDir(), DriveCount: 1, BlockSize: 64 << 10, NoBackground: true})
-	if err != nil {
-		t.Fatal(err)
-	}
+	st := storetest.Open(t, objstore.Options{Dir: t.TempDir(), DriveCount: 1, BlockSize: 64 << 10, NoBackground: true})
 	t.Cleanup(func() { _ = st.Close() })
 	b, err := objectbacked.New(ctx, st)
 	if err != nil {

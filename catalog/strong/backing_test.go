@@ -9,6 +9,7 @@ import (
 
 	"github.com/cairnstore/cairn/catalog"
 	"github.com/cairnstore/cairn/objstore"
+	"github.com/cairnstore/cairn/objstore/storetest"
 )
 
 func storeOptions(dir string) objstore.Options {
@@ -18,10 +19,7 @@ func storeOptions(dir string) objstore.Options {
 // newStore opens a store on a fresh temporary directory.
 func newStore(t testing.TB) *objstore.Store {
 	t.Helper()
-	st, err := objstore.Open(context.Background(), storeOptions(t.TempDir()))
-	if err != nil {
-		t.Fatal(err)
-	}
+	st := storetest.Open(t, storeOptions(t.TempDir()))
 	t.Cleanup(func() { _ = st.Close() })
 	return st
 }
@@ -198,10 +196,7 @@ func TestListPaging(t *testing.T) {
 func TestDeterminism(t *testing.T) {
 	dir := t.TempDir()
 	ctx := context.Background()
-	st, err := objstore.Open(ctx, storeOptions(dir))
-	if err != nil {
-		t.Fatal(err)
-	}
+	st := storetest.Open(t, storeOptions(dir))
 	b := openBacking(t, st, Options{})
 	for _, k := range []string{"z", "a", "m\x1fn", "é"} {
 		for _, kind := range []catalog.Kind{catalog.KindPrefix, catalog.KindNamespace, catalog.KindCommit} {
@@ -239,10 +234,7 @@ func TestDeterminism(t *testing.T) {
 	if err := st.Close(); err != nil {
 		t.Fatal(err)
 	}
-	st2, err := objstore.Open(ctx, storeOptions(dir))
-	if err != nil {
-		t.Fatal(err)
-	}
+	st2 := storetest.Open(t, storeOptions(dir))
 	defer func() { _ = st2.Close() }()
 	b2 := openBacking(t, st2, Options{})
 	if len(b2.Unhealthy()) != 0 {
