@@ -127,4 +127,4 @@ func (o Options) Validate() error {
 	return nil
 }
 
-func (o Options) tmpDir() string   { return filepath.Join(o.Dir, "tmp") }
+func (o Options) tmpDir() string { return filepath.Join(o.Dir, "tmp") }

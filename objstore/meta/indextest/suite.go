@@ -6,8 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"sync"
-	"time"
 	"testing"
+	"time"
 
 	"github.com/cairnstore/cairn/objstore/meta"
 )
