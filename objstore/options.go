@@ -52,6 +52,13 @@ type Options struct {
 	// DaysAfterInitiation and Days); zero means 24h. Shorter days let
 	// tests and rehearsals see rules act.
 	LifecycleDay time.Duration
+	// ReaderGrace is how long garbage waits before the cleaner frees it,
+	// for readers in other processes that share the index and whose pins
+	// this process cannot see; such readers lease what they read, in the
+	// index, within ReaderGrace/4 (see lease.go). Zero, for an index only
+	// this process opens (bbolt's file lock ensures it), frees garbage as
+	// soon as no reader of this process pins it.
+	ReaderGrace time.Duration
 	// ReadCacheSize is the memory, in bytes, that keeps decoded blocks of
 	// large objects read more than once (objstore/blockcache), so that hot
 	// reads skip the shards; zero turns the cache off.
@@ -121,7 +128,7 @@ func (o Options) Validate() error {
 	if o.BlockSize < 0 || o.MinPartSize < 0 || o.ReadCacheSize < 0 {
 		return fmt.Errorf("%w: negative size", ErrInvalidArgument)
 	}
-	if o.CleanerInterval < 0 || o.LifecycleInterval < 0 || o.LifecycleDay < 0 {
+	if o.CleanerInterval < 0 || o.LifecycleInterval < 0 || o.LifecycleDay < 0 || o.ReaderGrace < 0 {
 		return fmt.Errorf("%w: negative interval", ErrInvalidArgument)
 	}
 	return nil

@@ -188,14 +188,19 @@ func (s *Store) initPacks(ctx context.Context, remove bool) (orphans []ShardRef,
 // all freed and that no reader pins.
 func (s *Store) freeDeadPacks(ctx context.Context) error {
 	var dead []uint64
+	now := time.Now()
 	err := s.idx.View(ctx, func(tx meta.Tx) error {
+		leases, err := s.readLeases(tx, now)
+		if err != nil {
+			return err
+		}
 		return meta.Scan(tx, meta.Packs, nil, func(k, v []byte) error {
 			seg, _ := meta.ParsePackKey(k)
 			var p meta.PackInfo
 			if err := meta.Decode(v, &p); err != nil {
 				return err
 			}
-			if p.Live <= 0 {
+			if p.Live <= 0 && !leases.segs[seg] && !s.inGrace(p.Dead, now) {
 				dead = append(dead, seg)
 			}
 			return nil
@@ -223,13 +228,8 @@ func (s *Store) freeDeadPacks(ctx context.Context) error {
 	if len(freed) == 0 {
 		return nil
 	}
-	return s.commit(ctx, nil, 0, func(tx meta.Tx) error {
-		for _, seg := range freed {
-			if err := tx.Delete(meta.Packs, meta.PackKey(seg)); err != nil {
-				return err
-			}
-		}
-		return nil
+	return s.commitChunks(ctx, len(freed), 1, func(tx meta.Tx, i int) error {
+		return tx.Delete(meta.Packs, meta.PackKey(freed[i]))
 	})
 }
 
@@ -252,5 +252,8 @@ func adjustPackLive(tx meta.Tx, seg uint64, delta, end int64) error {
 	}
 	p.Live += delta
 	p.End = max(p.End, end)
+	if p.Live <= 0 && delta < 0 {
+		p.Dead = time.Now().UTC()
+	}
 	return tx.Put(meta.Packs, meta.PackKey(seg), meta.Encode(p))
 }

@@ -47,6 +47,8 @@ type Store struct {
 
 	packs packs
 
+	leases *leaser // this process's reader leases (ReaderGrace > 0)
+
 	watch watchers
 
 	pending pendingSet // asynchronous puts not yet committed
@@ -134,6 +136,11 @@ func openIndexed(ctx context.Context, opt Options) (*Store, error) {
 		return nil, err
 	}
 	if err := s.openDrives(); err != nil {
+		s.md5srv.Close()
+		return nil, err
+	}
+	var err error
+	if s.leases, err = newLeaser(); err != nil {
 		s.md5srv.Close()
 		return nil, err
 	}
@@ -235,6 +242,9 @@ func (s *Store) Close() error {
 	s.stopCommit()
 	s.committerWG.Wait()
 	s.closeMu.Unlock()
+	if err := s.dropLeases(context.Background()); err != nil {
+		s.log.Warn().Err(err).Msg("reader leases left in the index; they expire on their own")
+	}
 	s.watch.closeAll()
 	s.closePacks()
 	s.md5srv.Close()
