@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"io"
 	"os"
 	"path/filepath"
 	"slices"
@@ -184,7 +185,34 @@ func TestRecoveryPathsAgree(t *testing.T) {
 			if err != nil || again != wantAgain {
 				t.Fatalf("second startup recovery: %+v %v, want %+v", again, err, wantAgain)
 			}
+			// What the test broke on purpose is deleted, as an operator
+			// would, so that the fsck at cleanup checks the rest.
+			forgetLost(t, start)
+			forgetLost(t, op)
 		})
+	}
+}
+
+// forgetLost deletes the objects of the warehouse whose data is lost
+// (breakShards made them).
+func forgetLost(t *testing.T, e *env) {
+	t.Helper()
+	ctx := context.Background()
+	page, err := e.store.List(ctx, "lake", objstore.ListOptions{MaxKeys: 1000})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, o := range page.Objects {
+		r, err := e.store.Open(ctx, "lake", o.Key, objstore.GetOptions{})
+		if err == nil {
+			_, err = io.Copy(io.Discard, r)
+			_ = r.Close()
+		}
+		if errors.Is(err, objstore.ErrDataCorrupt) {
+			if _, err := e.store.Delete(ctx, "lake", o.Key, objstore.DeleteOptions{}); err != nil {
+				t.Fatal(err)
+			}
+		}
 	}
 }
 

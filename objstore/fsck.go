@@ -27,11 +27,12 @@ type FsckReport struct {
 	CorruptShards []ShardRef `json:"corrupt_shards"` // bad header, size or block checksum
 	LostData      []ShardRef `json:"lost_data"`      // data with fewer than k good shards (Drive -1)
 	Dangling      []string   `json:"dangling"`       // versions or parts naming data the index lacks
+	Index         []string   `json:"index"`          // broken index invariants (meta/doc.go): leaks, lost updates
 }
 
 // Clean reports whether nothing is wrong.
 func (r FsckReport) Clean() bool {
-	return len(r.OrphanShards)+len(r.MissingShards)+len(r.CorruptShards)+len(r.LostData)+len(r.Dangling) == 0
+	return len(r.OrphanShards)+len(r.MissingShards)+len(r.CorruptShards)+len(r.LostData)+len(r.Dangling)+len(r.Index) == 0
 }
 
 // Fsck checks an offline data directory and changes nothing: every shard
@@ -92,6 +93,9 @@ func (s *Store) fsck(ctx context.Context, progress func(Progress)) (FsckReport, 
 		progress(Progress{Phase: "verify", Done: int64(len(datas)), Total: int64(len(datas))})
 	}
 	if err := s.checkRefs(ctx, known, &rep); err != nil {
+		return rep, err
+	}
+	if err := s.checkIndex(ctx, &rep); err != nil {
 		return rep, err
 	}
 	packs, err := s.initPacks(ctx, false)
