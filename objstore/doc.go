@@ -37,8 +37,8 @@
 // concurrent ones share the flushes, and batch N+1 flushes while batch N
 // commits. The index never points at data that was not flushed first.
 //
-// Asynchronous operations (PutAsync, PutBackground, PutBackgroundBytes,
-// SetMetaAsync: the mount's closes) are pending from the call on: every
+// Asynchronous operations (PutAsync with a FromReader, FromFunc or
+// FromBytes source, and SetMetaAsync: the mount's closes) are pending from the call on: every
 // operation on their key waits for them. They start in bursts (burst.go),
 // up to burstDelay after the first, or at once when somebody waits for
 // one; the small in-memory puts of a burst are written in order by one
