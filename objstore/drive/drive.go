@@ -51,9 +51,10 @@ type Drive interface {
 	// Create makes (or truncates) the shard file for name, ready for
 	// WriteAt. Its bytes are complete once Close returns nil.
 	Create(ctx context.Context, name string) (ShardWriter, error)
-	// Open opens the shard file for reading.
+	// Open opens the shard file for reading; fs.ErrNotExist when absent.
 	Open(ctx context.Context, name string) (ShardReader, error)
-	// Remove deletes the shard file.
+	// Remove deletes the shard file; absent is not an error. Durable
+	// after the next Sync.
 	Remove(ctx context.Context, name string) error
 	// Stage starts a replacement for the shard file that Commit puts in
 	// its place atomically and durably, so a crash leaves the old or the
@@ -64,9 +65,11 @@ type Drive interface {
 	Walk(ctx context.Context, fn func(name string) error) error
 
 	// OpenPack opens pack segment seg for reading and writing, creating
-	// it empty when absent and create is set.
+	// it empty when absent and create is set (fs.ErrNotExist when absent
+	// otherwise). Opening never truncates.
 	OpenPack(ctx context.Context, seg uint64, create bool) (PackFile, error)
-	// RemovePack deletes a pack segment.
+	// RemovePack deletes a pack segment; absent is not an error. Durable
+	// after the next Sync.
 	RemovePack(ctx context.Context, seg uint64) error
 	// Packs lists the pack segments on the drive, in no set order.
 	Packs(ctx context.Context) ([]uint64, error)
@@ -75,10 +78,11 @@ type Drive interface {
 	// every write that returned, creates, removes and renames.
 	Sync(ctx context.Context) error
 	// SyncFiles makes the named shard files durable, content and name,
-	// leaving the rest alone. It stops at the first error.
+	// leaving the rest alone. It stops at the first error; an absent name
+	// is fs.ErrNotExist.
 	SyncFiles(ctx context.Context, names []string) error
 	// SyncPacks makes the given pack segments durable, content and name.
-	// It stops at the first error.
+	// It stops at the first error; an absent segment is fs.ErrNotExist.
 	SyncPacks(ctx context.Context, segs []uint64) error
 }
 

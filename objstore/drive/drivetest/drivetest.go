@@ -1,7 +1,3 @@
-// Package drivetest is the conformance suite of drive.Drive: every
-// implementation (the local Dir, faultdrive with no faults, any drive to
-// come) runs Run in its tests, so that the store can rely on the contract
-// written on the interface and nothing else.
 package drivetest
 
 import (
