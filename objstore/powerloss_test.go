@@ -249,7 +249,7 @@ func (m *powerModel) check(t *testing.T, s *Store, bucket string) {
 	for k := range m.maybe {
 		keys[k] = true
 	}
-	var lostAcked int
+	var lostAcked, unackedWon, unackedLost int
 	for key := range keys {
 		var got powerState
 		r, err := s.Open(ctx, bucket, key, GetOptions{})
@@ -269,9 +269,14 @@ func (m *powerModel) check(t *testing.T, s *Store, bucket string) {
 		}
 		allowed := append([]powerState{m.acked[key]}, m.maybe[key]...)
 		ok := false
-		for _, st := range allowed {
+		for i, st := range allowed {
 			if st.exists == got.exists && bytes.Equal(st.data, got.data) {
 				ok = true
+				if i > 0 {
+					unackedWon++
+				} else if len(allowed) > 1 {
+					unackedLost++
+				}
 				break
 			}
 		}
@@ -284,6 +289,8 @@ func (m *powerModel) check(t *testing.T, s *Store, bucket string) {
 		m.acked[key] = got
 	}
 	clear(m.maybe)
+	t.Logf("%d keys: %d show an unacknowledged write that became durable, %d the acknowledged state under one that did not",
+		len(keys), unackedWon, unackedLost)
 	if lostAcked > 0 {
 		t.Errorf("%d of %d keys lost their acknowledged state", lostAcked, len(keys))
 	}
