@@ -229,6 +229,12 @@ func (d *Drive) Crash(ctx context.Context) error { return Crash(ctx, d) }
 // drive refuse all operations with ErrCrashed. The inner drives then hold
 // what a machine would find after the power came back.
 func Crash(ctx context.Context, drives ...*Drive) error {
+	seen := map[*Drive]bool{}
+	drives = slices.DeleteFunc(slices.Clone(drives), func(d *Drive) bool {
+		dup := seen[d]
+		seen[d] = true
+		return dup
+	})
 	for _, d := range drives {
 		d.mu.Lock()
 	}

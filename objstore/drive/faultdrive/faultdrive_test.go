@@ -306,7 +306,7 @@ func TestCrashAllAtOnce(t *testing.T) {
 		}
 		ds = append(ds, d)
 	}
-	if err := faultdrive.Crash(ctx, ds...); err != nil {
+	if err := faultdrive.Crash(ctx, append(ds, ds[0])...); err != nil { // a drive named twice is crashed once
 		t.Fatal(err)
 	}
 	for i, d := range ds {
