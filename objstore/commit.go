@@ -179,7 +179,8 @@ func (s *Store) linger(ctx context.Context, batch []*commitReq) []*commitReq {
 // at the cost of a device flush each (8-10% fewer 256 KiB-1 MiB PUTs a
 // second when nothing else is dirty). The batch flushes file by file
 // when the page cache holds at least syncFilesDirty bytes to write back,
-// for at most syncFilesMax requests that named their files.
+// for at most syncFilesMax requests that named their files. Drives that
+// are not local (drive.Local) always flush by name within that bound.
 const (
 	syncFilesDirty = 64 << 20
 	syncFilesMax   = 64
@@ -209,10 +210,10 @@ func fileSyncs(batch []*commitReq, drives int) (names [][]string, reqs int, byFi
 
 // syncBatch makes the data the batch wrote durable and answers the
 // requests whose data did not reach quorum; it returns the rest. Shard
-// files are flushed with one syncfs per filesystem (which covers pack
-// segments too), or file by file while much else is dirty (see
-// syncFilesDirty); pack segments are otherwise fdatasynced, one call per
-// segment file.
+// files are flushed with one Sync per drive (syncfs per filesystem for
+// local drives, which covers pack segments too), or by name (SyncFiles)
+// while much else is dirty (see syncFilesDirty); pack segments are then
+// flushed by name too (SyncPacks).
 func (s *Store) syncBatch(batch []*commitReq) []*commitReq {
 	ctx := context.Background()
 	packSegs := map[uint64]bool{}
@@ -225,7 +226,9 @@ func (s *Store) syncBatch(batch []*commitReq) []*commitReq {
 	if fileReqs == 0 && len(packSegs) == 0 {
 		return batch
 	}
-	if fileReqs > 0 && byFile {
+	if fileReqs > 0 && byFile && allLocal(s.drives) {
+		// Drives that are not local directories share no filesystem
+		// flush, so they always flush by name when they can.
 		dirty, err := drive.DirtyBytes(ctx)
 		byFile = err == nil && dirty >= syncFilesDirty
 	}

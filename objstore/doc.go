@@ -3,10 +3,14 @@
 //
 // A Store composes four parts it alone may import: objstore/meta (the
 // index, given in Options.Index: bbolt by default, opened by cmd/; an
-// in-memory one for tests), objstore/erasure (the Reed-Solomon codec and shard format),
-// objstore/drive (one directory per drive) and objstore/blockcache (the
+// in-memory one for tests), objstore/erasure (the Reed-Solomon codec and
+// shard format), objstore/drive (the drive seam; one local directory per
+// drive unless Options.OpenDrive supplies others) and objstore/blockcache (the
 // in-memory cache of verified blocks that ObjectReader.CopyRange sends
-// from). It must not import the catalog, the faces or fs.
+// from). It must not import the catalog, the faces or fs. The store
+// speaks drive.Drive and asks for drive.Local (drives.go) for its local
+// fast paths: direct I/O for large shard files, syncfs per filesystem,
+// preadv, paths in reports and statfs in Status.
 //
 // # Model
 //
@@ -33,7 +37,8 @@
 // and, when any of them wrote data, flushes the drives once (syncfs per
 // filesystem; while the page cache holds much else to write back, such
 // as a file the mount is staging, fdatasync of each shard file and its
-// directory instead, so as not to write that too); the indexer takes
+// directory instead, so as not to write that too; drives that are not
+// local always flush by name, SyncFiles and SyncPacks); the indexer takes
 // every flushed batch waiting and applies them in one index transaction,
 // request after request, each seeing the writes of those before it (the
 // read-your-writes rule of meta.Index). A batch is split where the
@@ -41,7 +46,8 @@
 // that alone passes it fails with ErrTooManyChanges. A lone request
 // starts a batch at once; concurrent ones share the flushes, and batch
 // N+1 flushes while batch N commits. The index never points at data that
-// was not flushed first.
+// was not flushed first: TestPowerLoss (powerloss_test.go) cuts the power
+// of fault drives mid-write and checks every acknowledged write survives.
 //
 // Asynchronous operations (PutAsync with a FromReader, FromFunc or
 // FromBytes source, and SetMetaAsync: the mount's closes) are pending from the call on: every

@@ -100,11 +100,11 @@ func (s *Store) fsck(ctx context.Context, progress func(Progress)) (FsckReport, 
 		return rep, err
 	}
 	rep.OrphanShards = append(rep.OrphanShards, packs...)
-	for _, d := range s.drives {
+	for i, d := range s.drives {
 		err := d.Walk(ctx, func(name string) error {
 			rep.ShardFiles++
 			if !known[name] {
-				rep.OrphanShards = append(rep.OrphanShards, ShardRef{DataID: name, Drive: d.Index(), Path: d.Path(name)})
+				rep.OrphanShards = append(rep.OrphanShards, ShardRef{DataID: name, Drive: i, Path: s.shardDesc(i, name)})
 			}
 			return nil
 		})

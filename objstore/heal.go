@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
-	"os"
 
 	"github.com/cairnstore/cairn/objstore/drive"
 	"github.com/cairnstore/cairn/objstore/erasure"
@@ -109,9 +108,12 @@ func (s *Store) allData(ctx context.Context) ([]dataItem, error) {
 // pack file cache); nil for missing ones.
 func (s *Store) openShards(ctx context.Context, id string, d meta.Data) ([]io.ReaderAt, func()) {
 	srcs := make([]io.ReaderAt, d.K+d.M)
-	var files []*os.File
+	var files []io.Closer
 	for i := 0; i < len(srcs) && i < len(s.drives); i++ {
-		var f *os.File
+		var f interface {
+			io.ReaderAt
+			io.Closer
+		}
 		var err error
 		if d.Pack != 0 {
 			f, err = s.drives[i].OpenPack(ctx, d.Pack, false)
@@ -179,7 +181,7 @@ func (s *Store) healData(ctx context.Context, id erasure.DataID, d meta.Data) ([
 		return s.healPacked(ctx, codec, hdr, srcs, bad, d)
 	}
 	targets := map[int]io.WriterAt{}
-	var staged []*drive.Staged
+	var staged []drive.StagedFile
 	abort := func() {
 		for _, st := range staged {
 			st.Abort()
@@ -224,7 +226,7 @@ func (s *Store) healData(ctx context.Context, id erasure.DataID, d meta.Data) ([
 // store reopen those files.
 func (s *Store) healPacked(ctx context.Context, codec *erasure.Codec, hdr erasure.Header, srcs []io.ReaderAt, bad []int, d meta.Data) ([]int, error) {
 	targets := map[int]io.WriterAt{}
-	var files []*os.File
+	var files []drive.PackFile
 	defer func() {
 		for _, f := range files {
 			_ = f.Close()
@@ -253,8 +255,8 @@ func (s *Store) healPacked(ctx context.Context, codec *erasure.Codec, hdr erasur
 		}
 		return nil, err
 	}
-	for _, f := range files {
-		if err := f.Sync(); err != nil {
+	for _, i := range healed {
+		if err := s.drives[i].SyncPacks(ctx, []uint64{d.Pack}); err != nil {
 			return nil, fmt.Errorf("heal data %s: %w", hdr.DataID, err)
 		}
 	}
@@ -298,9 +300,9 @@ func (s *Store) shardRef(id erasure.DataID, drive int, d meta.Data) ShardRef {
 	switch {
 	case drive < 0 || drive >= len(s.drives):
 	case d.Pack != 0:
-		r.Path = fmt.Sprintf("%s@%d", s.drives[drive].PackPath(d.Pack), d.Off)
+		r.Path = fmt.Sprintf("%s@%d", s.packDesc(drive, d.Pack), d.Off)
 	default:
-		r.Path = s.drives[drive].Path(id.String())
+		r.Path = s.shardDesc(drive, id.String())
 	}
 	return r
 }

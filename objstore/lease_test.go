@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cairnstore/cairn/objstore/drive"
 	"github.com/cairnstore/cairn/objstore/meta"
 )
 
@@ -93,7 +94,7 @@ func TestLeasesAcrossProcesses(t *testing.T) {
 			if n, err := a.Clean(ctx); err != nil || n != 1 {
 				t.Fatalf("clean after the reader closed: %d freed, %v", n, err)
 			}
-			if _, err := os.Stat(a.drives[0].Path(oldID)); !os.IsNotExist(err) {
+			if _, err := os.Stat(a.drives[0].(drive.Local).Path(oldID)); !os.IsNotExist(err) {
 				t.Fatalf("shard of freed data still there: %v", err)
 			}
 		})

@@ -1,12 +1,14 @@
 package objstore
 
 import (
+	"context"
 	"fmt"
 	"path/filepath"
 	"time"
 
 	"github.com/rs/zerolog"
 
+	"github.com/cairnstore/cairn/objstore/drive"
 	"github.com/cairnstore/cairn/objstore/meta"
 )
 
@@ -23,6 +25,14 @@ type Options struct {
 	// Drives lists explicit drive directories. Empty means DriveCount
 	// directories under Dir/drives.
 	Drives []string
+	// OpenDrive, when set, supplies the drive of slot index (0..n-1) of
+	// drive set set, in place of drive.OpenDir on the Drives directories
+	// or Dir/drives/dN: a drive of another kind, or a local one wrapped
+	// (objstore/drive/faultdrive in tests). created reports a drive that
+	// was missing or empty and was formatted, so its shards must be
+	// healed. The count is DriveCount, len(Drives) or the index's. The
+	// store does not close drives; they must outlive it.
+	OpenDrive func(ctx context.Context, set string, index int) (d drive.Drive, created bool, err error)
 	// DriveCount is the number of drives under Dir/drives when Drives is
 	// empty. Zero means: the count recorded in the index, or 4 for a new
 	// data directory.

@@ -5,10 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"os"
 	"sync"
 	"time"
 
+	"github.com/cairnstore/cairn/objstore/drive"
 	"github.com/cairnstore/cairn/objstore/meta"
 )
 
@@ -21,25 +21,25 @@ import (
 
 // packs holds the open pack segment files and the append position.
 type packs struct {
-	mu     sync.Mutex            // protects the following
-	active uint64                // segment appended to; 0 before the first small write
-	next   uint64                // id of the next segment to create
-	off    int64                 // next free offset in active
-	files  map[uint64][]*os.File // open segment files by drive; nil where unavailable
+	mu     sync.Mutex                  // protects the following
+	active uint64                      // segment appended to; 0 before the first small write
+	next   uint64                      // id of the next segment to create
+	off    int64                       // next free offset in active
+	files  map[uint64][]drive.PackFile // open segment files by drive; nil where unavailable
 }
 
 // packFile returns the open file of segment seg on drive i, opening it
 // (creating it when create) on first use.
-func (s *Store) packFile(ctx context.Context, i int, seg uint64, create bool) (*os.File, error) {
+func (s *Store) packFile(ctx context.Context, i int, seg uint64, create bool) (drive.PackFile, error) {
 	s.packs.mu.Lock()
 	defer s.packs.mu.Unlock()
 	return s.packFileLocked(ctx, i, seg, create)
 }
 
-func (s *Store) packFileLocked(ctx context.Context, i int, seg uint64, create bool) (*os.File, error) {
+func (s *Store) packFileLocked(ctx context.Context, i int, seg uint64, create bool) (drive.PackFile, error) {
 	fs := s.packs.files[seg]
 	if fs == nil {
-		fs = make([]*os.File, len(s.drives))
+		fs = make([]drive.PackFile, len(s.drives))
 		s.packs.files[seg] = fs
 	}
 	if fs[i] != nil {
@@ -87,7 +87,7 @@ func (s *Store) packAppend(ctx context.Context, recs [][]byte, size int64) (seg 
 	}
 	seg, off = s.packs.active, s.packs.off
 	s.packs.off += size
-	files := make([]*os.File, len(s.drives))
+	files := make([]drive.PackFile, len(s.drives))
 	for i := range s.drives {
 		if recs[i] == nil {
 			continue
@@ -115,31 +115,24 @@ func (s *Store) packAppend(ctx context.Context, recs [][]byte, size int64) (seg 
 	return seg, off, shards, failed
 }
 
-// syncPacks fdatasyncs the given segments on every drive, in parallel, and
-// returns per segment the per-drive errors.
+// syncPacks flushes the given segments on every drive (SyncPacks), the
+// drives in parallel, and returns per segment the per-drive errors.
 func (s *Store) syncPacks(ctx context.Context, segs map[uint64]bool) map[uint64][]error {
+	list := make([]uint64, 0, len(segs))
 	out := map[uint64][]error{}
-	var mu sync.Mutex
-	var wg sync.WaitGroup
 	for seg := range segs {
-		errs := make([]error, len(s.drives))
-		out[seg] = errs
-		for i := range s.drives {
-			f, err := s.packFile(ctx, i, seg, false)
-			if err != nil {
-				errs[i] = err
-				continue
+		list = append(list, seg)
+		out[seg] = make([]error, len(s.drives))
+	}
+	var wg sync.WaitGroup
+	for i, d := range s.drives {
+		wg.Go(func() {
+			// One segment at a time, so that one segment's error is not
+			// charged to the others.
+			for _, seg := range list {
+				out[seg][i] = d.SyncPacks(ctx, []uint64{seg})
 			}
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				if err := f.Sync(); err != nil {
-					mu.Lock()
-					errs[i] = err
-					mu.Unlock()
-				}
-			}()
-		}
+		})
 	}
 	wg.Wait()
 	return out
@@ -172,7 +165,7 @@ func (s *Store) initPacks(ctx context.Context, remove bool) (orphans []ShardRef,
 			if known[seg] {
 				continue
 			}
-			orphans = append(orphans, ShardRef{Drive: i, Path: d.PackPath(seg)})
+			orphans = append(orphans, ShardRef{Drive: i, Path: s.packDesc(i, seg)})
 			if remove {
 				if err := d.RemovePack(ctx, seg); err != nil {
 					return nil, err

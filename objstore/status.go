@@ -10,6 +10,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/cairnstore/cairn/objstore/drive"
 	"github.com/cairnstore/cairn/objstore/meta"
 )
 
@@ -44,13 +45,17 @@ type ReadCacheStatus struct {
 
 // DriveStatus is one drive of a Status.
 type DriveStatus struct {
-	Index int    `json:"index"`
-	Path  string `json:"path"`
-	// Online reports that the drive directory is present and readable.
+	Index int `json:"index"`
+	// Path is the drive directory (a drive that is not local: its
+	// description, drive.Drive's String).
+	Path string `json:"path"`
+	// Online reports that the drive directory is present and readable
+	// (not local: that it lists its pack segments).
 	Online bool `json:"online"`
 	// TotalBytes, FreeBytes and AvailableBytes describe the filesystem
 	// holding the drive (statfs: blocks, free blocks, blocks available to
-	// unprivileged users); zero when it could not be asked.
+	// unprivileged users); zero when it could not be asked or the drive
+	// is not local.
 	TotalBytes     uint64 `json:"total_bytes"`
 	FreeBytes      uint64 `json:"free_bytes"`
 	AvailableBytes uint64 `json:"available_bytes"`
@@ -96,12 +101,15 @@ func (s *Store) Status(ctx context.Context) (Status, error) {
 		if err := ctx.Err(); err != nil {
 			return Status{}, err
 		}
-		ds := DriveStatus{Index: d.Index(), Path: d.Root()}
-		fsst, err := probeDrive(d.Root())
-		if err == nil {
+		ds := DriveStatus{Index: d.Index(), Path: d.String()}
+		fsst, err := probeDrive(ctx, d)
+		switch {
+		case err == nil:
 			ds.Online = true
 			ds.TotalBytes, ds.FreeBytes, ds.AvailableBytes = fsst.total, fsst.free, fsst.avail
-		} else {
+		case errors.Is(err, errNotLocal):
+			ds.Online = true
+		default:
 			ds.Error = err.Error()
 			ds.Online = !errors.Is(err, errDriveUnreadable)
 		}
@@ -194,8 +202,12 @@ func (s *Store) MinDriveAvail(ctx context.Context) (uint64, error) {
 		if err := ctx.Err(); err != nil {
 			return 0, err
 		}
+		l, ok := d.(drive.Local)
+		if !ok {
+			continue // no filesystem to ask
+		}
 		var sf unix.Statfs_t
-		if err := unix.Statfs(d.Root(), &sf); err != nil {
+		if err := unix.Statfs(l.Root(), &sf); err != nil {
 			continue
 		}
 		if avail := sf.Bavail * statfsUnit(&sf); !seen || avail < least {
@@ -219,7 +231,7 @@ func (s *Store) StatFS(ctx context.Context) (FSStat, error) {
 		if err := ctx.Err(); err != nil {
 			return FSStat{}, err
 		}
-		fsst, err := probeDrive(d.Root())
+		fsst, err := probeDrive(ctx, d)
 		if err != nil {
 			continue
 		}
@@ -254,9 +266,23 @@ type fsSample struct {
 // listed (as opposed to one whose statfs failed).
 var errDriveUnreadable = errors.New("drive directory unreadable")
 
-// probeDrive checks that root is a readable directory and asks its
-// filesystem for its size.
-func probeDrive(root string) (fsSample, error) {
+// errNotLocal marks a drive that answers but has no local filesystem to
+// ask for its size.
+var errNotLocal = errors.New("drive is not local")
+
+// probeDrive checks that a local drive's directory is readable and asks
+// its filesystem for its size. A drive that is not local (drive.Local) is
+// asked to list its pack segments instead and, when it answers, reported
+// as errNotLocal: online, with no size to report.
+func probeDrive(ctx context.Context, d drive.Drive) (fsSample, error) {
+	l, ok := d.(drive.Local)
+	if !ok {
+		if _, err := d.Packs(ctx); err != nil {
+			return fsSample{}, fmt.Errorf("%w: %w", errDriveUnreadable, err)
+		}
+		return fsSample{}, errNotLocal
+	}
+	root := l.Root()
 	f, err := os.Open(root)
 	if err != nil {
 		return fsSample{}, fmt.Errorf("%w: %w", errDriveUnreadable, err)

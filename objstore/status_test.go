@@ -12,6 +12,8 @@ import (
 	"testing"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/cairnstore/cairn/objstore/drive"
 )
 
 // shadowedKeys is the reference definition of BucketStatus.Shadowed: the
@@ -133,7 +135,7 @@ func TestStatusGeometryAndDrives(t *testing.T) {
 			ctx := context.Background()
 			s, opt := newTestStore(t, tc.drives, tc.parity)
 			for _, i := range tc.removed {
-				if err := os.RemoveAll(s.drives[i].Root()); err != nil {
+				if err := os.RemoveAll(s.drives[i].(drive.Local).Root()); err != nil {
 					t.Fatal(err)
 				}
 			}
@@ -149,7 +151,7 @@ func TestStatusGeometryAndDrives(t *testing.T) {
 			}
 			for i, d := range st.Drives {
 				gone := slices.Contains(tc.removed, i)
-				if d.Index != i || d.Path != s.drives[i].Root() {
+				if d.Index != i || d.Path != s.drives[i].(drive.Local).Root() {
 					t.Errorf("drive %d: index %d path %q", i, d.Index, d.Path)
 				}
 				if d.Online == gone || (d.Error != "") != gone {

@@ -125,7 +125,7 @@ func openIndexed(ctx context.Context, opt Options) (*Store, error) {
 		codecs:    map[[3]int]*erasure.Codec{},
 		pins:      map[string]int{},
 		pinSegs:   map[uint64]int{},
-		packs:     packs{files: map[uint64][]*os.File{}},
+		packs:     packs{files: map[uint64][]drive.PackFile{}},
 		healq:     make(chan string, 4096),
 		cleanWake: make(chan struct{}, 1),
 		stopBG:    func() {},
@@ -135,7 +135,7 @@ func openIndexed(ctx context.Context, opt Options) (*Store, error) {
 		s.md5srv.Close()
 		return nil, err
 	}
-	if err := s.openDrives(); err != nil {
+	if err := s.openDrives(ctx); err != nil {
 		s.md5srv.Close()
 		return nil, err
 	}
@@ -208,7 +208,7 @@ func checkParity(drives, parity int) error {
 	return nil
 }
 
-func (s *Store) openDrives() error {
+func (s *Store) openDrives(ctx context.Context) error {
 	paths := s.opt.Drives
 	if len(paths) == 0 {
 		for i := 0; i < s.layout.Drives; i++ {
@@ -216,12 +216,22 @@ func (s *Store) openDrives() error {
 		}
 	}
 	for i, p := range paths {
-		d, created, err := drive.OpenDir(p, s.layout.Set, i)
+		var d drive.Drive
+		var created bool
+		var err error
+		if s.opt.OpenDrive != nil {
+			d, created, err = s.opt.OpenDrive(ctx, s.layout.Set, i)
+			if err == nil && (d == nil || d.Index() != i) {
+				err = fmt.Errorf("%w: OpenDrive gave no drive or the wrong slot for drive %d", ErrInvalidArgument, i)
+			}
+		} else {
+			d, created, err = drive.OpenDir(p, s.layout.Set, i)
+		}
 		if err != nil {
 			return err
 		}
 		if created {
-			s.log.Warn().Str("drive", p).Int("index", i).Msg("drive directory was missing or unformatted; formatted it empty, run heal to restore its shards")
+			s.log.Warn().Str("drive", d.String()).Int("index", i).Msg("drive directory was missing or unformatted; formatted it empty, run heal to restore its shards")
 		}
 		s.drives = append(s.drives, d)
 	}

@@ -85,7 +85,7 @@ func (s *Store) writeData(ctx context.Context, bucket, key string, body io.Reade
 	}
 	id := erasure.NewDataID()
 	name := id.String()
-	files := make([]*drive.ShardFile, len(s.drives))
+	files := make([]drive.ShardWriter, len(s.drives))
 	sinks := make([]io.WriterAt, len(s.drives))
 	quorum := erasure.WriteQuorum(k, m)
 	cleanup := func() {
@@ -99,7 +99,7 @@ func (s *Store) writeData(ctx context.Context, bucket, key string, body io.Reade
 	opened := 0
 	var openErrs error
 	for i, d := range s.drives {
-		f, err := d.CreateShard(ctx, name)
+		f, err := createShard(ctx, d, name)
 		if err != nil {
 			s.log.Warn().Err(err).Int("drive", i).Msg("cannot create shard file")
 			openErrs = errors.Join(openErrs, fmt.Errorf("drive %d: %w", i, err))

@@ -57,7 +57,7 @@ func alignedBuf(n int) []byte {
 //
 // Close writes what is staged and must be called; its error means the
 // shard is incomplete. ShardFile is not safe for concurrent use; like any
-// file it does not fsync (Drive.Sync does).
+// file it does not fsync (Drive.SyncFiles or Drive.Sync do).
 type ShardFile struct {
 	f     *os.File // buffered; always open
 	df    *os.File // O_DIRECT on the same file, nil when unavailable
@@ -70,9 +70,10 @@ type ShardFile struct {
 }
 
 // CreateShard makes (or truncates) the shard file for name, ready for
-// WriteAt, writing large appends with O_DIRECT when the filesystem allows.
+// WriteAt, writing large appends with O_DIRECT when the filesystem allows
+// (Local).
 func (d *Dir) CreateShard(ctx context.Context, name string) (*ShardFile, error) {
-	f, err := d.Create(ctx, name)
+	f, err := d.create(ctx, name)
 	if err != nil {
 		return nil, err
 	}
@@ -228,3 +229,5 @@ func (s *ShardFile) Abort() {
 	}
 	_ = s.f.Close()
 }
+
+var _ ShardWriter = (*ShardFile)(nil)

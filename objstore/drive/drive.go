@@ -2,364 +2,142 @@ package drive
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
-	"fmt"
-	"io/fs"
-	"os"
-	"path/filepath"
-	"strings"
+	"io"
 	"sync"
-	"syscall"
-
-	"golang.org/x/sys/unix"
 )
 
 // ErrForeign means the directory holds a drive of another set or index.
 var ErrForeign = errors.New("drive: directory belongs to another drive set or slot")
 
-// Drive is one directory of shard files. Implementations are safe for
-// concurrent use. Names are data ids (lowercase hex); Drive does not check
-// them beyond refusing path separators.
+// ErrInvalidName means a shard name is empty, ".", ".." or holds a path
+// separator. Every method taking a name refuses such names with it.
+var ErrInvalidName = errors.New("drive: invalid shard name")
+
+// Drive is one drive of a set: shard files named by data id, pack segments
+// named by number, and the flushes that make them durable. It hands out
+// small handles, never paths or *os.File; what only a local directory can
+// do (paths, O_DIRECT, syncfs per filesystem) is behind Local.
+//
+// Absence: Open, and OpenPack without create, return an error wrapping
+// fs.ErrNotExist for a file that is not there; Remove and RemovePack of an
+// absent file succeed; SyncFiles and SyncPacks of an absent file return an
+// error wrapping fs.ErrNotExist. A name that is empty, ".", ".." or holds
+// a path separator is refused with ErrInvalidName by every method.
+//
+// Durability: nothing is durable on return of a write. Bytes written
+// through a handle, and the file's name, are durable once a flush covering
+// the file returns nil after the write returned (after Close, for a
+// ShardWriter, which may hold bytes back): SyncFiles of the shard's name,
+// SyncPacks of the segment, or Sync, which covers every file of the drive.
+// Until then a crash may lose any part of them, and a file created since
+// the last flush may vanish. Remove and RemovePack are durable after the
+// next Sync; until then a crash may bring the file back, so callers must
+// treat a file that reappears as an orphan. StagedFile.Commit is durable
+// on its own return.
+//
+// Concurrency: a Drive is safe for concurrent use, as are ShardReader,
+// PackFile and their ReadAt/WriteAt calls on disjoint ranges (concurrent
+// writes to overlapping ranges leave either's bytes). ShardWriter and
+// StagedFile are used by one goroutine at a time. Walk and Packs running
+// beside creates and removes may or may not report those files.
 type Drive interface {
 	// Index is the drive's slot in the set (shard i lives on drive i).
 	Index() int
-	// Root is the directory, for messages and fsck reports.
-	Root() string
+	// String describes the drive for messages and reports (a local
+	// drive's directory).
+	String() string
+
 	// Create makes (or truncates) the shard file for name, ready for
-	// WriteAt. It does not fsync; see Sync.
-	Create(ctx context.Context, name string) (*os.File, error)
+	// WriteAt. Its bytes are complete once Close returns nil.
+	Create(ctx context.Context, name string) (ShardWriter, error)
+	// Open opens the shard file for reading; fs.ErrNotExist when absent.
+	Open(ctx context.Context, name string) (ShardReader, error)
+	// Remove deletes the shard file; absent is not an error. Durable
+	// after the next Sync.
+	Remove(ctx context.Context, name string) error
+	// Stage starts a replacement for the shard file that Commit puts in
+	// its place atomically and durably, so a crash leaves the old or the
+	// new (heal uses it). The old file is readable until Commit.
+	Stage(ctx context.Context, name string) (StagedFile, error)
+	// Walk calls fn for every shard file on the drive, in no set order;
+	// an error from fn ends the walk and is returned.
+	Walk(ctx context.Context, fn func(name string) error) error
+
+	// OpenPack opens pack segment seg for reading and writing, creating
+	// it empty when absent and create is set (fs.ErrNotExist when absent
+	// otherwise). Opening never truncates.
+	OpenPack(ctx context.Context, seg uint64, create bool) (PackFile, error)
+	// RemovePack deletes a pack segment; absent is not an error. Durable
+	// after the next Sync.
+	RemovePack(ctx context.Context, seg uint64) error
+	// Packs lists the pack segments on the drive, in no set order.
+	Packs(ctx context.Context) ([]uint64, error)
+
+	// Sync makes everything done to the drive before the call durable:
+	// every write that returned, creates, removes and renames.
+	Sync(ctx context.Context) error
+	// SyncFiles makes the named shard files durable, content and name,
+	// leaving the rest alone. It stops at the first error; an absent name
+	// is fs.ErrNotExist.
+	SyncFiles(ctx context.Context, names []string) error
+	// SyncPacks makes the given pack segments durable, content and name.
+	// It stops at the first error; an absent segment is fs.ErrNotExist.
+	SyncPacks(ctx context.Context, segs []uint64) error
+}
+
+// ShardReader reads one shard file. ReadAt follows io.ReaderAt: io.EOF
+// at the end of the file.
+type ShardReader interface {
+	io.ReaderAt
+	io.Closer
+}
+
+// ShardWriter is a shard file being written. Close finishes it (an error
+// means the shard is incomplete); Abort closes it without finishing, for
+// a file about to be removed. One of them must be called.
+type ShardWriter interface {
+	io.WriterAt
+	Close() error
+	Abort()
+}
+
+// PackFile is an open pack segment: records are appended at offsets the
+// caller chooses and read back by offset. Size is the file's length.
+type PackFile interface {
+	io.ReaderAt
+	io.WriterAt
+	Size() (int64, error)
+	Close() error
+}
+
+// StagedFile is a replacement shard file being written: Commit puts it in
+// place of the shard durably (the shard holds it once Commit returns nil),
+// Abort drops it. One of them must be called.
+type StagedFile interface {
+	io.WriterAt
+	Commit() error
+	Abort()
+}
+
+// Local is what a drive on a local directory offers besides Drive: paths
+// for reports and tools, direct I/O for large shard files, and the device
+// id that lets SyncAll flush each filesystem once. The store asks for it
+// with a type assertion and keeps to Drive when it is absent. Open of a
+// Local drive returns an *os.File, which lets reads use preadv(2).
+type Local interface {
+	Drive
+	// Root is the drive directory.
+	Root() string
+	// Path is the shard file's path.
+	Path(name string) string
+	// PackPath is the pack segment's path.
+	PackPath(seg uint64) string
+	// Dev identifies the filesystem holding the drive.
+	Dev() uint64
 	// CreateShard is Create for a shard file written front to back: large
 	// appends bypass the page cache (see ShardFile).
 	CreateShard(ctx context.Context, name string) (*ShardFile, error)
-	// Open opens the shard file for reading; fs.ErrNotExist when absent.
-	Open(ctx context.Context, name string) (*os.File, error)
-	// Remove deletes the shard file; absent files are not an error.
-	Remove(ctx context.Context, name string) error
-	// Stage starts a new shard file in tmp/ that Commit renames over the
-	// old one, so a crash leaves the old or the new (heal uses it).
-	Stage(ctx context.Context, name string) (*Staged, error)
-	// Walk calls fn for every shard file name on the drive.
-	Walk(ctx context.Context, fn func(name string) error) error
-	// Path returns the shard file's path.
-	Path(name string) string
-	// Sync makes every write done before the call durable (syncfs).
-	Sync(ctx context.Context) error
-	// SyncFiles makes the named shard files durable, names included,
-	// leaving the filesystem's other dirty data alone.
-	SyncFiles(ctx context.Context, names []string) error
-	// Dev identifies the filesystem, so SyncAll flushes each one once.
-	Dev() uint64
-
-	// OpenPack opens pack segment seg for reading and writing, creating
-	// it when create is set (fs.ErrNotExist otherwise when absent).
-	OpenPack(ctx context.Context, seg uint64, create bool) (*os.File, error)
-	// RemovePack deletes a pack segment; absent is not an error.
-	RemovePack(ctx context.Context, seg uint64) error
-	// Packs lists the pack segments on the drive.
-	Packs(ctx context.Context) ([]uint64, error)
-	// PackPath returns the pack segment's path.
-	PackPath(seg uint64) string
-}
-
-// Dir is a Drive on a local directory.
-type Dir struct {
-	root   string
-	index  int
-	dev    uint64
-	stages *stagePool // ShardFile staging buffers
-}
-
-var _ Drive = (*Dir)(nil)
-
-type format struct {
-	Format int    `json:"format"`
-	Set    string `json:"set"`
-	Index  int    `json:"index"`
-}
-
-// OpenDir opens (creating when absent) the drive directory root for slot
-// index of set. created reports whether the directory was missing or empty
-// and had to be formatted, which means every shard on it must be healed.
-func OpenDir(root string, set string, index int) (d *Dir, created bool, err error) {
-	fpath := filepath.Join(root, "format.json")
-	raw, err := os.ReadFile(fpath)
-	switch {
-	case errors.Is(err, fs.ErrNotExist):
-		created = true
-		if err := writeFormat(root, format{Format: 1, Set: set, Index: index}); err != nil {
-			return nil, false, err
-		}
-	case err != nil:
-		return nil, false, fmt.Errorf("drive %s: %w", root, err)
-	default:
-		var f format
-		if err := json.Unmarshal(raw, &f); err != nil {
-			return nil, false, fmt.Errorf("drive %s: format.json: %w", root, err)
-		}
-		if f.Set != set || f.Index != index {
-			return nil, false, fmt.Errorf("%w: %s is slot %d of set %s, expected slot %d of set %s", ErrForeign, root, f.Index, f.Set, index, set)
-		}
-	}
-	dirs := []string{filepath.Join(root, "packs")}
-	for i := 0; i < 256; i++ {
-		dirs = append(dirs, filepath.Join(root, "data", fmt.Sprintf("%02x", i)))
-	}
-	made := false
-	for _, dir := range dirs {
-		if _, err := os.Stat(dir); err == nil {
-			continue
-		}
-		if err := os.MkdirAll(dir, 0o755); err != nil {
-			return nil, false, fmt.Errorf("drive %s: %w", root, err)
-		}
-		made = true
-	}
-	tmp := filepath.Join(root, "tmp")
-	if err := os.RemoveAll(tmp); err != nil {
-		return nil, false, fmt.Errorf("drive %s: clear tmp: %w", root, err)
-	}
-	if err := os.MkdirAll(tmp, 0o755); err != nil {
-		return nil, false, fmt.Errorf("drive %s: %w", root, err)
-	}
-	var st unix.Stat_t
-	if err := unix.Stat(root, &st); err != nil {
-		return nil, false, fmt.Errorf("drive %s: %w", root, err)
-	}
-	// Directories just made must outlast a power loss before the first
-	// shard file in them is synced on its own (SyncFiles syncs only a
-	// file's own directory). tmp/ need not: heal syncs what it renames
-	// out of it.
-	if made {
-		if err := syncfs(root); err != nil {
-			return nil, false, fmt.Errorf("drive %s: %w", root, err)
-		}
-	}
-	return &Dir{root: root, index: index, dev: uint64(st.Dev), stages: newStagePool()}, created, nil
-}
-
-func writeFormat(root string, f format) error {
-	if err := os.MkdirAll(root, 0o755); err != nil {
-		return fmt.Errorf("drive %s: %w", root, err)
-	}
-	raw, _ := json.Marshal(f)
-	tmp := filepath.Join(root, "format.json.tmp")
-	if err := os.WriteFile(tmp, raw, 0o644); err != nil {
-		return fmt.Errorf("drive %s: %w", root, err)
-	}
-	if err := os.Rename(tmp, filepath.Join(root, "format.json")); err != nil {
-		return fmt.Errorf("drive %s: %w", root, err)
-	}
-	return syncDir(root)
-}
-
-// Index implements Drive.
-func (d *Dir) Index() int { return d.index }
-
-// Root implements Drive.
-func (d *Dir) Root() string { return d.root }
-
-// Dev implements Drive.
-func (d *Dir) Dev() uint64 { return d.dev }
-
-// Path implements Drive.
-func (d *Dir) Path(name string) string {
-	if len(name) < 2 {
-		return filepath.Join(d.root, "data", "00", name)
-	}
-	return filepath.Join(d.root, "data", name[:2], name)
-}
-
-func checkName(name string) error {
-	if name == "" || strings.ContainsAny(name, `/\`) || name == "." || name == ".." {
-		return fmt.Errorf("drive: invalid shard name %q", name)
-	}
-	return nil
-}
-
-// Create implements Drive.
-func (d *Dir) Create(ctx context.Context, name string) (*os.File, error) {
-	if err := ctx.Err(); err != nil {
-		return nil, err
-	}
-	if err := checkName(name); err != nil {
-		return nil, err
-	}
-	f, err := os.OpenFile(d.Path(name), os.O_CREATE|os.O_TRUNC|os.O_WRONLY, 0o644)
-	if err != nil {
-		return nil, fmt.Errorf("drive %d: %w", d.index, err)
-	}
-	return f, nil
-}
-
-// Open implements Drive.
-func (d *Dir) Open(ctx context.Context, name string) (*os.File, error) {
-	if err := ctx.Err(); err != nil {
-		return nil, err
-	}
-	if err := checkName(name); err != nil {
-		return nil, err
-	}
-	f, err := os.Open(d.Path(name))
-	if err != nil {
-		return nil, fmt.Errorf("drive %d: %w", d.index, err)
-	}
-	return f, nil
-}
-
-// Remove implements Drive.
-func (d *Dir) Remove(ctx context.Context, name string) error {
-	if err := checkName(name); err != nil {
-		return err
-	}
-	err := os.Remove(d.Path(name))
-	if err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return fmt.Errorf("drive %d: %w", d.index, err)
-	}
-	return nil
-}
-
-// Staged is a shard file being rebuilt in tmp/: Commit fsyncs it and
-// renames it over the shard, Abort removes it.
-type Staged struct {
-	*os.File
-	final string
-}
-
-// Stage implements Drive.
-func (d *Dir) Stage(ctx context.Context, name string) (*Staged, error) {
-	if err := ctx.Err(); err != nil {
-		return nil, err
-	}
-	if err := checkName(name); err != nil {
-		return nil, err
-	}
-	tmpDir := filepath.Join(d.root, "tmp")
-	final := d.Path(name)
-	for _, dir := range []string{tmpDir, filepath.Dir(final)} {
-		if err := os.MkdirAll(dir, 0o755); err != nil {
-			return nil, fmt.Errorf("drive %d: %w", d.index, err)
-		}
-	}
-	f, err := os.CreateTemp(tmpDir, name+".*")
-	if err != nil {
-		return nil, fmt.Errorf("drive %d: %w", d.index, err)
-	}
-	return &Staged{File: f, final: final}, nil
-}
-
-// Commit makes the staged file the shard, durably.
-func (st *Staged) Commit() error {
-	defer func() { _ = os.Remove(st.Name()) }()
-	if err := st.Sync(); err != nil {
-		_ = st.Close()
-		return err
-	}
-	if err := st.Close(); err != nil {
-		return err
-	}
-	if err := os.Rename(st.Name(), st.final); err != nil {
-		return err
-	}
-	return syncDir(filepath.Dir(st.final))
-}
-
-// Abort drops the staged file.
-func (st *Staged) Abort() {
-	_ = st.Close()
-	_ = os.Remove(st.Name())
-}
-
-// Walk implements Drive. Files in a fan-out directory that are not shard
-// names (no leading fan-out prefix) are reported too, so fsck sees them.
-func (d *Dir) Walk(ctx context.Context, fn func(name string) error) error {
-	top := filepath.Join(d.root, "data")
-	fans, err := os.ReadDir(top)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil
-	}
-	if err != nil {
-		return fmt.Errorf("drive %d: %w", d.index, err)
-	}
-	for _, fan := range fans {
-		if !fan.IsDir() {
-			continue
-		}
-		if err := ctx.Err(); err != nil {
-			return err
-		}
-		ents, err := os.ReadDir(filepath.Join(top, fan.Name()))
-		if err != nil {
-			return fmt.Errorf("drive %d: %w", d.index, err)
-		}
-		for _, e := range ents {
-			if e.Type().IsRegular() {
-				if err := fn(e.Name()); err != nil {
-					return err
-				}
-			}
-		}
-	}
-	return nil
-}
-
-// Sync implements Drive with syncfs(2).
-func (d *Dir) Sync(ctx context.Context) error {
-	if err := syncfs(d.root); err != nil {
-		return fmt.Errorf("drive %d: %w", d.index, err)
-	}
-	return nil
-}
-
-// syncfs flushes the filesystem holding path.
-func syncfs(path string) error {
-	return onFile(path, "syncfs", unix.Syncfs)
-}
-
-// datasync fdatasyncs the file at path.
-func datasync(path string) error {
-	return onFile(path, "fdatasync", unix.Fdatasync)
-}
-
-// onFile opens path read-only and runs the call named what on it.
-func onFile(path, what string, call func(fd int) error) error {
-	f, err := os.Open(path)
-	if err != nil {
-		return err
-	}
-	defer func() { _ = f.Close() }()
-	if err := call(int(f.Fd())); err != nil {
-		return fmt.Errorf("%s %s: %w", what, path, err)
-	}
-	return nil
-}
-
-// SyncFiles implements Drive: fdatasync of each named shard file, then
-// fsync of each directory holding one. Unlike Sync it does not write the
-// filesystem's other dirty data (a staging file the mount writes beside
-// the drive, another program's files), which syncfs would, at the cost
-// of one device flush per file and directory.
-func (d *Dir) SyncFiles(ctx context.Context, names []string) error {
-	dirs := map[string]bool{}
-	for _, name := range names {
-		if err := ctx.Err(); err != nil {
-			return err
-		}
-		if err := checkName(name); err != nil {
-			return err
-		}
-		p := d.Path(name)
-		if err := datasync(p); err != nil {
-			return fmt.Errorf("drive %d: %w", d.index, err)
-		}
-		dirs[filepath.Dir(p)] = true
-	}
-	for dir := range dirs {
-		if err := syncDir(dir); err != nil {
-			return fmt.Errorf("drive %d: %w", d.index, err)
-		}
-	}
-	return nil
 }
 
 // SyncFilesAll runs SyncFiles on every drive i with names[i] to sync, in
@@ -378,28 +156,34 @@ func SyncFilesAll(ctx context.Context, drives []Drive, names [][]string) []error
 	return errs
 }
 
-// SyncAll flushes every distinct filesystem among drives once, in parallel,
-// and returns the per-drive errors (nil entries for success). A drive
-// sharing a filesystem with a synced one shares its result.
+// SyncAll runs Sync on every drive in parallel and returns the per-drive
+// errors (nil entries for success). Local drives sharing a filesystem
+// (Dev) sync it once, through the first of them whose directory still
+// exists, and share its result.
 func SyncAll(ctx context.Context, drives []Drive) []error {
 	errs := make([]error, len(drives))
-	byDev := map[uint64][]int{}
-	var order []uint64
+	var groups [][]int
+	byDev := map[uint64]int{} // Dev -> index in groups
 	for i, d := range drives {
 		if d == nil {
 			continue
 		}
-		if _, ok := byDev[d.Dev()]; !ok {
-			order = append(order, d.Dev())
+		l, ok := d.(Local)
+		if !ok {
+			groups = append(groups, []int{i})
+			continue
 		}
-		byDev[d.Dev()] = append(byDev[d.Dev()], i)
+		g, seen := byDev[l.Dev()]
+		if !seen {
+			g = len(groups)
+			byDev[l.Dev()] = g
+			groups = append(groups, nil)
+		}
+		groups[g] = append(groups[g], i)
 	}
-	done := make(chan struct{}, len(order))
-	for _, dev := range order {
-		idx := byDev[dev]
-		go func() {
-			defer func() { done <- struct{}{} }()
-			// Sync through the first drive whose directory still exists.
+	var wg sync.WaitGroup
+	for _, idx := range groups {
+		wg.Go(func() {
 			var err error
 			for _, i := range idx {
 				if err = drives[i].Sync(ctx); err == nil {
@@ -409,22 +193,8 @@ func SyncAll(ctx context.Context, drives []Drive) []error {
 			for _, i := range idx {
 				errs[i] = err
 			}
-		}()
+		})
 	}
-	for range order {
-		<-done
-	}
+	wg.Wait()
 	return errs
-}
-
-func syncDir(dir string) error {
-	f, err := os.Open(dir)
-	if err != nil {
-		return err
-	}
-	defer func() { _ = f.Close() }()
-	if err := f.Sync(); err != nil && !errors.Is(err, syscall.EINVAL) {
-		return err
-	}
-	return nil
 }

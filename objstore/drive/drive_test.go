@@ -117,7 +117,7 @@ func TestSyncAllSharesFilesystems(t *testing.T) {
 	}
 	// A deleted drive directory on a shared filesystem still syncs through
 	// its neighbours.
-	if err := os.RemoveAll(drives[0].Root()); err != nil {
+	if err := os.RemoveAll(drives[0].(*Dir).Root()); err != nil {
 		t.Fatal(err)
 	}
 	for i, err := range SyncAll(ctx, drives[:3]) {
@@ -140,7 +140,7 @@ func TestSyncFiles(t *testing.T) {
 	}
 	for _, d := range drives {
 		for _, name := range []string{"0a1b", "ff00", "0a2c"} {
-			sf, err := d.CreateShard(ctx, name)
+			sf, err := d.(*Dir).CreateShard(ctx, name)
 			if err != nil {
 				t.Fatal(err)
 			}

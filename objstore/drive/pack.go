@@ -10,14 +10,28 @@ import (
 	"strconv"
 )
 
-// PackPath implements Drive.
+// PackName is a pack segment's file name: 16 hex digits.
+func PackName(seg uint64) string { return fmt.Sprintf("%016x", seg) }
+
+// PackPath implements Local.
 func (d *Dir) PackPath(seg uint64) string {
-	return filepath.Join(d.root, "packs", fmt.Sprintf("%016x", seg))
+	return filepath.Join(d.root, "packs", PackName(seg))
+}
+
+// packFile is a PackFile on a local file.
+type packFile struct{ *os.File }
+
+func (p packFile) Size() (int64, error) {
+	st, err := p.Stat()
+	if err != nil {
+		return 0, err
+	}
+	return st.Size(), nil
 }
 
 // OpenPack implements Drive. A created segment's directory entry is made
-// durable at once, so a later fdatasync of the file suffices.
-func (d *Dir) OpenPack(ctx context.Context, seg uint64, create bool) (*os.File, error) {
+// durable at once, so a later fdatasync of the file (SyncPacks) suffices.
+func (d *Dir) OpenPack(ctx context.Context, seg uint64, create bool) (PackFile, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
@@ -38,7 +52,7 @@ func (d *Dir) OpenPack(ctx context.Context, seg uint64, create bool) (*os.File, 
 			return nil, fmt.Errorf("drive %d: %w", d.index, err)
 		}
 	}
-	return f, nil
+	return packFile{f}, nil
 }
 
 // RemovePack implements Drive.
@@ -52,6 +66,9 @@ func (d *Dir) RemovePack(ctx context.Context, seg uint64) error {
 
 // Packs implements Drive.
 func (d *Dir) Packs(ctx context.Context) ([]uint64, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
 	ents, err := os.ReadDir(filepath.Join(d.root, "packs"))
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
@@ -66,4 +83,18 @@ func (d *Dir) Packs(ctx context.Context) ([]uint64, error) {
 		}
 	}
 	return segs, nil
+}
+
+// SyncPacks implements Drive: fdatasync of each segment file (OpenPack
+// made its directory entry durable when it created it).
+func (d *Dir) SyncPacks(ctx context.Context, segs []uint64) error {
+	for _, seg := range segs {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		if err := datasync(d.PackPath(seg)); err != nil {
+			return fmt.Errorf("drive %d: %w", d.index, err)
+		}
+	}
+	return nil
 }

@@ -11,7 +11,8 @@
 // every index engine: bbolt, the in-memory index, and the in-memory index
 // with the transaction bound of an etcd cluster (128 writes, 1.5 MiB), so
 // that an engine passes the same suite as bbolt before the store may run
-// on it. Each subtest opens its own store through Open, so each ends with
+// on it; and on drives that are not local (Engine.OpenDrive), so that the
+// store's portable paths pass it too. Each subtest opens its own store through Open, so each ends with
 // fsck too.
 //
 // storetest may import objstore and objstore/meta; it is imported only by

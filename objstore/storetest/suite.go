@@ -14,14 +14,22 @@ import (
 	"time"
 
 	"github.com/cairnstore/cairn/objstore"
+	"github.com/cairnstore/cairn/objstore/drive"
 	"github.com/cairnstore/cairn/objstore/meta"
 )
 
-// Engine opens a new, empty index for one test.
-type Engine func(t *testing.T) meta.Index
+// Engine is what a store of the suite runs on.
+type Engine struct {
+	// Index opens a new, empty index for one test.
+	Index func(t *testing.T) meta.Index
+	// OpenDrive, when set, is the stores' Options.OpenDrive (drives
+	// other than the local directories, or wrapped ones); nil means the
+	// local directories.
+	OpenDrive func(dir string) func(ctx context.Context, set string, index int) (drive.Drive, bool, error)
+}
 
-// Run runs the store suite on stores over the indexes newIndex opens.
-func Run(t *testing.T, newIndex Engine) {
+// Run runs the store suite on stores over what e opens.
+func Run(t *testing.T, e Engine) {
 	tests := []struct {
 		name string
 		fn   func(t *testing.T, s *objstore.Store)
@@ -44,18 +52,22 @@ func Run(t *testing.T, newIndex Engine) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			s := Open(t, options(t, newIndex(t)))
+			s := Open(t, options(t, e, e.Index(t)))
 			tc.fn(t, s)
 		})
 	}
-	t.Run("Restart", func(t *testing.T) { testRestart(t, newIndex) })
+	t.Run("Restart", func(t *testing.T) { testRestart(t, e) })
 }
 
 // options are the suite's store options: three drives with parity one
 // and small blocks, so that objects of a few hundred KiB span blocks;
 // small objects are packed.
-func options(t *testing.T, idx meta.Index) objstore.Options {
-	return objstore.Options{Index: idx, Dir: t.TempDir(), DriveCount: 3, Parity: 1, BlockSize: 64 << 10, MinPartSize: 1, NoBackground: true}
+func options(t *testing.T, e Engine, idx meta.Index) objstore.Options {
+	opt := objstore.Options{Index: idx, Dir: t.TempDir(), DriveCount: 3, Parity: 1, BlockSize: 64 << 10, MinPartSize: 1, NoBackground: true}
+	if e.OpenDrive != nil {
+		opt.OpenDrive = e.OpenDrive(opt.Dir)
+	}
+	return opt
 }
 
 func data(n int, seed uint64) []byte {
@@ -568,10 +580,10 @@ func testWatch(t *testing.T, s *objstore.Store) {
 	}
 }
 
-func testRestart(t *testing.T, newIndex Engine) {
-	idx := newIndex(t)
+func testRestart(t *testing.T, e Engine) {
+	idx := e.Index(t)
 	reopen := Reopener(t, idx)
-	opt := options(t, idx)
+	opt := options(t, e, idx)
 	s := Open(t, opt)
 	bucket(t, s, "bkt")
 	body := data(180<<10, 9)
