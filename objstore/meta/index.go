@@ -145,17 +145,6 @@ func Scan(tx Tx, t Table, prefix []byte, fn func(k, v []byte) error) error {
 	return c.Err()
 }
 
-// ScanFrom is Scan from key start (inclusive) to the end of the prefix.
-func ScanFrom(tx Tx, t Table, prefix, start []byte, fn func(k, v []byte) error) error {
-	c := tx.Cursor(t)
-	for k, v := c.Seek(start); HasPrefix(k, prefix); k, v = c.Next() {
-		if err := fn(k, v); err != nil {
-			return stopped(err)
-		}
-	}
-	return c.Err()
-}
-
 // ErrStop, returned by a Scan callback, ends the walk early; Scan then
 // returns nil.
 var ErrStop = errors.New("meta: stop scan")

@@ -452,16 +452,15 @@ func testScan(t *testing.T, f Factory) {
 	idx := open(t, f)
 	put(t, idx, meta.Objects, "b\x00a", "1", "b\x00b", "2", "b\x00c", "3", "b0", "x", "c\x00a", "y")
 	for _, tc := range []struct {
-		name          string
-		prefix, start string
-		stopAfter     int
-		want          string
+		name      string
+		prefix    string
+		stopAfter int
+		want      string
 	}{
-		{"prefix", "b\x00", "", 0, "[b\x00a b\x00b b\x00c]"},
-		{"whole table", "", "", 0, "[b\x00a b\x00b b\x00c b0 c\x00a]"},
-		{"no match", "a", "", 0, "[]"},
-		{"from", "b\x00", "b\x00b", 0, "[b\x00b b\x00c]"},
-		{"stop", "b\x00", "", 2, "[b\x00a b\x00b]"},
+		{"prefix", "b\x00", 0, "[b\x00a b\x00b b\x00c]"},
+		{"whole table", "", 0, "[b\x00a b\x00b b\x00c b0 c\x00a]"},
+		{"no match", "a", 0, "[]"},
+		{"stop", "b\x00", 2, "[b\x00a b\x00b]"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var got []string
@@ -472,9 +471,6 @@ func testScan(t *testing.T, f Factory) {
 						return meta.ErrStop
 					}
 					return nil
-				}
-				if tc.start != "" {
-					return meta.ScanFrom(tx, meta.Objects, []byte(tc.prefix), []byte(tc.start), fn)
 				}
 				return meta.Scan(tx, meta.Objects, []byte(tc.prefix), fn)
 			})
