@@ -101,9 +101,10 @@ func (k *kernelModes) beginWriter() {
 
 // cacheQuiet says whether nothing may have put data in the page cache
 // that is not a committed version's since generation gen: no writer
-// begun since or open now (writing), no passthrough handle lingering
-// (the kernel does not keep the cache of a passthrough inode coherent),
-// no handle reading its own version through the cache (loose).
+// begun since or open now (writing), no passthrough handle open or
+// lingering (until the kernel drops the backing file, the inode's data
+// is that file's, written behind the page cache's back), no handle
+// reading its own version through the cache (loose).
 func (k *kernelModes) cacheQuiet(gen uint64, writing bool) bool {
 	return k.writeGen == gen && !writing && k.ptOpen == 0 && k.loose == 0
 }

@@ -78,7 +78,7 @@ func TestKernelModeCache(t *testing.T) {
 		{name: "loose handle released", filledQuiet: true, info: v1,
 			// pinLoose drops the cache's validity for good.
 			quiet: true,
-			prep: func(k *kernelModes, h *handle) uint64 { k.pinLoose(h); k.uncount(h); return k.generation() }},
+			prep:  func(k *kernelModes, h *handle) uint64 { k.pinLoose(h); k.uncount(h); return k.generation() }},
 		{name: "passthrough lingering", filledQuiet: true, info: v1,
 			prep: func(k *kernelModes, h *handle) uint64 {
 				h.passthrough = true
