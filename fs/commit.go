@@ -22,7 +22,7 @@ func (n *fileNode) metaChangedLocked(ctx context.Context) error {
 	if err := n.refreshLocked(); err != nil {
 		return err
 	}
-	if n.ws.dirty || n.ws.gate != nil {
+	if n.ws.dirty || n.ws.phase == phaseGated {
 		return nil
 	}
 	return n.commitLocked(ctx, false)
@@ -67,17 +67,19 @@ func (n *fileNode) commitLocked(ctx context.Context, final bool) error {
 		return nil
 	}
 	if n.unlinked || !n.attached() {
-		if ws.gate != nil {
-			n.openGateLocked(fmt.Errorf("%w: %s was removed while written", objstore.ErrIncompleteBody, n.Path(nil)))
+		if ws.phase == phaseGated {
+			return n.openGateLocked(fmt.Errorf("%w: %s was removed while written", objstore.ErrIncompleteBody, n.Path(nil)))
 		}
 		return nil
 	}
 	if err := n.refreshLocked(); err != nil {
 		return err
 	}
-	if ws.gate != nil {
+	if ws.phase == phaseGated {
 		if final {
-			n.openGateLocked(ws.failed)
+			if err := n.openGateLocked(ws.failed); err != nil {
+				return err
+			}
 		}
 		return ws.failed
 	}
@@ -101,9 +103,9 @@ func (n *fileNode) commitLocked(ctx context.Context, final bool) error {
 		}
 		ws.meta, ws.metaDirty = m, false
 		return nil
-	case ws.passthrough && !final:
+	case ws.passesThrough() && !final:
 		return n.gateLocked(ctx)
-	case ws.inBuf && !n.fsys.roomToStage(ctx):
+	case ws.phase == phaseBuffered && !n.fsys.roomToStage(ctx):
 		// Small, near a full drive: the bytes go to the drives now, so
 		// that no room fails the close; only the commit is asynchronous.
 		if err := n.fsys.put(ctx, bucket, key, ws.buf, opt); err != nil {
@@ -112,16 +114,16 @@ func (n *fileNode) commitLocked(ctx context.Context, final bool) error {
 		ws.meta = m
 		ws.dirty, ws.metaDirty = false, false
 		return nil
-	case ws.inBuf:
+	case ws.phase == phaseBuffered:
 		// Small, with room to spare: a copy of the buffer goes in a
 		// background put, so that close(2) costs no drive write (a
 		// cp -r of small files closes one every few hundred µs), and
 		// later writes need not wait for it (no inflight).
 		data = append(make([]byte, 0, len(ws.buf)), ws.buf...) // never nil, even when empty
-	case ws.stage != nil:
+	case ws.onStage():
 		body = io.NewSectionReader(ws.stage, 0, ws.size)
-	default: // dirty with neither: cannot happen, but never lose it
-		if err := n.stageLocked(ws.size); err != nil {
+	default: // phaseBase, dirty: a truncation that could not stage the base
+		if err := n.stageLocked(ws.size, phaseStaged); err != nil {
 			return err
 		}
 		body = io.NewSectionReader(ws.stage, 0, ws.size)
@@ -141,7 +143,7 @@ func (n *fileNode) commitLocked(ctx context.Context, final bool) error {
 		n.fsys.self.cancel(bucket, key)
 		return err
 	}
-	if !ws.inBuf {
+	if ws.phase != phaseBuffered {
 		ws.inflight = p // the put reads the stage
 	}
 	n.pending = p
@@ -156,6 +158,9 @@ func (n *fileNode) commitLocked(ctx context.Context, final bool) error {
 // at a gate until the content is final.
 func (n *fileNode) gateLocked(ctx context.Context) error {
 	ws := n.ws
+	if err := ws.checkMove(phaseGated); err != nil {
+		return err
+	}
 	g := &gate{ready: make(chan struct{}), stage: ws.stage}
 	src := func(ctx context.Context) (io.Reader, int64, error) {
 		select {
@@ -180,20 +185,24 @@ func (n *fileNode) gateLocked(ctx context.Context) error {
 	g.timer = time.AfterFunc(gateDelay, func() {
 		n.mu.Lock()
 		defer n.mu.Unlock()
-		if n.ws == ws && ws.gate == g {
-			if err := n.refreshLocked(); err != nil {
-				n.openGateLocked(err)
-				return
-			}
-			n.openGateLocked(ws.failed)
+		if n.ws != ws || ws.gate != g {
+			return
+		}
+		cause := ws.failed
+		if err := n.refreshLocked(); err != nil {
+			cause = err
+		}
+		if err := n.openGateLocked(cause); err != nil {
+			n.fsys.log.Error().Err(err).Str("path", n.Path(nil)).Msg("gated put released by its timer")
 		}
 	})
-	return nil
+	return ws.moveTo(phaseGated)
 }
 
 // openGateLocked lets the gated put read the content as it is now, or
-// fail with err.
-func (n *fileNode) openGateLocked(err error) {
+// fail with err, and moves the state back to phasePassthrough. The gate
+// opens even when the move fails (a bug, which it reports).
+func (n *fileNode) openGateLocked(err error) error {
 	ws := n.ws
 	g := ws.gate
 	ws.gate = nil
@@ -208,6 +217,7 @@ func (n *fileNode) openGateLocked(err error) {
 		n.pendingAttrs.size = ws.size
 	}
 	close(g.ready)
+	return ws.moveTo(phasePassthrough)
 }
 
 // fsync commits and waits until the commit is durable, reporting the

@@ -42,4 +42,97 @@
 //
 // A control tree (frontends/control) is mounted under a root-only .cairn/
 // directory. Store errors map to errnos in one place, errno.go.
+//
+// # Write path
+//
+// A file open for writing has one writeState (write.go), shared by its
+// writable handles, whose phase (writePhase, phase.go) says where the
+// content lives:
+//
+//   - base: nothing changed yet; the content is the version the first
+//     writer opened (beginWrite without O_TRUNC).
+//   - buffered: a file written from empty (create, O_TRUNC), in memory
+//     while it fits in bufMax; its commit is a background put of a copy.
+//   - staged: in a staging file (stage.go) the mount writes with what the
+//     kernel sends; its commit is a background put reading the file
+//     (writeState.inflight), which the next change waits for
+//     (settleLocked).
+//   - passthrough: in a staging file the kernel writes itself (FUSE
+//     passthrough, passthrough.go); the mount learns of writes from the
+//     file (refreshLocked).
+//   - gated: passthrough, and a flush started a background put held at a
+//     gate (commit.go) until the content is final: the last release,
+//     fsync, gateDelay, or the file's removal opens it, back to
+//     passthrough.
+//
+// The moves are base or buffered to staged (the content outgrows the
+// buffer or changes the base) or to passthrough (the first writer, at
+// open, when kernelModes.canPassthrough), passthrough to gated and back;
+// a write state made for a staging file the kernel still passes through
+// to starts in passthrough. phaseMoves is the table, writeState.moveTo
+// the one place that changes the phase; a move it lacks fails the request
+// with EIO and one log line. The last release ends the state in any phase.
+//
+// What the kernel was told about each inode's opens (cached, direct,
+// passthrough and with which backing file, what the page cache holds)
+// is fileNode.modes (kernelModes, kmode.go): its methods are the rules
+// Linux's one-I/O-mode-per-inode imposes on the next open.
+//
+// # Locking
+//
+// The mutexes, what each protects, and what may be taken under it:
+//
+//   - handle.mu: the handle's pinned reader. Held across the store's
+//     Open of the version a handle pins at its first read (so that
+//     concurrent reads pin one), and takes fileNode.mu inside it
+//     (handle.pinned); nothing takes handle.mu under fileNode.mu.
+//   - fileNode.mu: the file's node fields (ws and every field of the
+//     write state, unlinked, last, modes, pending and pendingAttrs) and
+//     the flags of its handles that count in modes. It serialises the
+//     file's writes and commits, and is held across store calls on the
+//     file's own key: Head and Open when a writer begins, PutAsync, put
+//     and setMeta at a commit, MinDriveAvail (roomToStage), and
+//     Pending.Wait for the put still reading the staging file
+//     (settleLocked). Under it the mount takes FS.roomMu, stagePool.mu,
+//     selfEvents.mu and credCache.mu, and go-fuse's tree locks (Path,
+//     Parent in attached).
+//   - dirNode.mu: a directory's listing and when it was made. A leaf:
+//     held for map updates only, never across a store call, a node lock
+//     or a kernel notify.
+//   - FS.roomMu: roomToStage's last answer; held across its statfs and
+//     the store's MinDriveAvail, takes nothing else.
+//   - stagePool.mu: the free staging files and the refill's state; a
+//     leaf, never held across file I/O (create, truncate, close run
+//     outside it).
+//   - selfEvents.mu (watch.go) and credCache.mu (caller.go): leaves over
+//     their maps; /proc is read outside credCache.mu.
+//
+// So the order is handle.mu, then fileNode.mu, then one of the leaves
+// (FS.roomMu, stagePool.mu, selfEvents.mu, credCache.mu) or go-fuse's
+// own locks, which go-fuse never holds while it calls into a node. No
+// two fileNode.mu or dirNode.mu are ever held at once: code that visits
+// several nodes (dirops, watch.go, flushUnder) takes each node's lock in
+// turn, through methods that release it before they return.
+//
+// The store makes reads, deletes and renames of a key wait for its
+// pending puts, and a gated put waits for its gate, which opens only
+// under fileNode.mu (openGateLocked: the last release, fsync, the
+// removal, or the gate's timer, which takes the lock). So under
+// fileNode.mu no call waits for a gated put: while the state is gated,
+// commitLocked and metaChangedLocked return before any store call,
+// settleLocked does not wait, and no writer begins (ws is set, so
+// beginWrite calls no Head or Open); a state's close, which waits for its
+// last put, runs after the lock is released (endWrite, in a goroutine
+// when a put still reads the file).
+//
+// No fs mutex is held across a kernel notify (go-fuse's NotifyContent,
+// NotifyEntry; go-fuse warns that holding filesystem locks there can
+// deadlock): the kernel handles an invalidation under the inode's or the
+// directory's lock, which a request waiting in the mount for fileNode.mu
+// or dirNode.mu may hold while it waits. killLocked hence
+// notifies from a goroutine of its own, and the watcher (watch.go)
+// holds no lock while it notifies, taking dirNode.mu and fileNode.mu only
+// inside dropListing and writing. The timers (the gate's gateDelay, a
+// passthrough handle's ptLinger) take fileNode.mu in their own goroutine;
+// openGateLocked's Stop of the gate's timer does not wait for it.
 package fs

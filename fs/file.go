@@ -27,37 +27,10 @@ type fileNode struct {
 	// open file whose name went does on a local filesystem.
 	last    objstore.ObjectInfo
 	hasLast bool
-	readers int // open read-only handles, reading last (or older)
-	// pcVer is the version whose data the kernel's page cache of the
-	// inode holds, while pcValid: a read open of the same version keeps
-	// that cache (FOPEN_KEEP_CACHE). A writer clears it, since writes
-	// through the cache put data there that may never be committed.
-	pcVer   objstore.ObjectInfo
-	pcValid bool
-	// writeGen counts the writers begun, so that a read open learns
-	// whether one began while it looked the version up.
-	writeGen uint64
-	// loose counts the open handles that pinned a version at their
-	// first read (handle.pinned): while any is, no open keeps the cache.
-	loose int
-	// uncached counts the direct-I/O handles opened while the kernel
-	// may have had a backing file: go-fuse drops a backing reference at
-	// the release of any handle, so no passthrough may start meanwhile.
-	uncached int
-	// ptLive counts the passthrough handles not yet released, and
-	// ptStage is the staging file they pass through to (the kernel's
-	// backing file of the inode). While any is open, every other open
-	// must pass through to that file too: the kernel refuses any other
-	// kind with EIO, even after the write state ended.
-	ptLive  int
-	ptStage *staged
-	// cached counts the open handles the kernel serves through its page
-	// cache: while any is open, no writer may use passthrough (the kernel
-	// refuses to mix the two modes on one inode).
-	cached int
-	// ptOpen counts passthrough writer handles, each until ptLinger
-	// after its release.
-	ptOpen int
+	// modes counts the open handles by the kind of open the kernel was
+	// told, and what its page cache holds (kmode.go): they decide the
+	// kind of each new open.
+	modes kernelModes
 	// pending is the last background put of the file's content, and
 	// pendingAttrs the attributes it commits: Getattr answers with them
 	// until it is done, fsync reports its error.
@@ -80,10 +53,12 @@ var (
 func (n *fileNode) startNew(ctx context.Context, a attrs) (*handle, error) {
 	n.mu.Lock()
 	defer n.mu.Unlock()
-	n.pcValid = false
-	n.writeGen++
-	n.ws = &writeState{attrs: a, dirty: true, writers: 1, inBuf: true, created: true,
+	n.modes.beginWriter()
+	ws := &writeState{attrs: a, dirty: true, writers: 1, created: true,
 		noPassthrough: n.fsys.smallRun.Load() >= smallRunMin}
+	if err := n.startLocked(ws, phaseBuffered); err != nil {
+		return nil, err
+	}
 	return n.writeHandleLocked(ctx)
 }
 
@@ -139,7 +114,7 @@ func (n *fileNode) head(ctx context.Context) (objstore.ObjectInfo, error) {
 	info, err := n.fsys.store.Head(ctx, bucket, key, objstore.GetOptions{})
 	if err == nil {
 		n.mu.Lock()
-		if n.readers == 0 {
+		if !n.modes.readsPinned() {
 			n.last, n.hasLast = info, true
 		}
 		n.mu.Unlock()
@@ -155,7 +130,7 @@ func (n *fileNode) head(ctx context.Context) (objstore.ObjectInfo, error) {
 func (n *fileNode) statInfo(ctx context.Context) (objstore.ObjectInfo, error) {
 	info, err := n.head(ctx)
 	n.mu.Lock()
-	stale := n.readers > 0 && n.hasLast && (err == nil && !sameVersion(n.last, info) || isNotFound(err))
+	stale := n.modes.readsPinned() && n.hasLast && (err == nil && !sameVersion(n.last, info) || isNotFound(err))
 	if stale {
 		info, err = n.last, nil
 	}
@@ -214,31 +189,32 @@ func (n *fileNode) Open(ctx context.Context, flags uint32) (gofs.FileHandle, uin
 		n.mu.Unlock()
 		return h.opened()
 	}
-	if n.ptOpen > 0 {
+	if n.modes.mayBeBacked() {
 		// The last passthrough handle was released a moment ago: the
 		// kernel may not have dropped its backing file yet, so a cached
 		// open could be refused. A direct one reads through the mount
 		// (the committed version), and keeps new writers from
 		// passthrough while it is open.
 		h := &handle{node: n, uncached: true}
-		n.uncached++
+		n.modes.count(h)
 		n.mu.Unlock()
 		return h.opened()
 	}
 	if n.ws != nil {
 		h := &handle{node: n, cached: true}
-		n.cached++
+		n.modes.count(h)
 		n.mu.Unlock()
 		return h, 0, 0
 	}
-	gen := n.writeGen
+	gen := n.modes.generation()
 	// Counted as cached from here, so that no writer starts passthrough
 	// while the version is looked up (the kernel would refuse this open).
-	n.cached++
+	h := &handle{node: n, cached: true}
+	n.modes.count(h)
 	n.mu.Unlock()
 	fail := func(errno syscall.Errno) (gofs.FileHandle, uint32, syscall.Errno) {
 		n.mu.Lock()
-		n.cached--
+		n.modes.uncount(h)
 		n.mu.Unlock()
 		return nil, 0, errno
 	}
@@ -255,16 +231,17 @@ func (n *fileNode) Open(ctx context.Context, flags uint32) (gofs.FileHandle, uin
 	}
 	info := r.Info()
 	n.mu.Lock()
-	stale := n.readers > 0 && n.hasLast && !sameVersion(n.last, info)
+	stale := n.modes.readsPinned() && n.hasLast && !sameVersion(n.last, info)
 	// A writer begun meanwhile may have put data in the cache that is
 	// not this version's.
-	quiet := n.writeGen == gen && n.ws == nil && n.ptOpen == 0 && n.loose == 0
-	keep := !stale && quiet && n.pcValid && sameVersion(n.pcVer, info)
+	quiet := n.modes.cacheQuiet(gen, n.ws != nil)
+	keep := !stale && n.modes.keepsCache(info, quiet)
 	if !stale {
 		n.last, n.hasLast = info, true
-		n.pcVer, n.pcValid = info, quiet
+		n.modes.cacheHolds(info, quiet)
 	}
-	n.readers++
+	h.reader = r
+	n.modes.countReader(h)
 	n.mu.Unlock()
 	var fuseFlags uint32
 	if keep {
@@ -278,7 +255,7 @@ func (n *fileNode) Open(ctx context.Context, flags uint32) (gofs.FileHandle, uin
 		fuseFlags = fuse.FOPEN_DIRECT_IO
 		go n.fsys.detachNode(n)
 	}
-	return &handle{node: n, reader: r, counted: true, cached: true}, fuseFlags, 0
+	return h, fuseFlags, 0
 }
 
 func (n *fileNode) Setattr(ctx context.Context, fh gofs.FileHandle, in *fuse.SetAttrIn, out *fuse.AttrOut) syscall.Errno {

@@ -53,9 +53,7 @@ func (h *handle) pinned(ctx context.Context) (*objstore.ObjectReader, error) {
 		// them may keep the cache meanwhile.
 		n := h.node
 		n.mu.Lock()
-		n.pcValid = false
-		n.loose++
-		h.loose = true
+		n.modes.pinLoose(h)
 		n.mu.Unlock()
 	}
 	return h.reader, nil
@@ -156,23 +154,7 @@ func (h *handle) Release(ctx context.Context) syscall.Errno {
 	}
 	h.mu.Unlock()
 	h.node.mu.Lock()
-	if h.counted {
-		h.node.readers--
-	}
-	if h.cached {
-		h.node.cached--
-	}
-	if h.loose {
-		h.node.loose--
-	}
-	if h.uncached {
-		h.node.uncached--
-	}
-	if h.passthrough {
-		if h.node.ptLive--; h.node.ptLive == 0 {
-			h.node.ptStage = nil
-		}
-	}
+	h.node.modes.uncount(h)
 	h.node.mu.Unlock()
 	if h.stage != nil {
 		defer h.stage.release()
@@ -181,7 +163,7 @@ func (h *handle) Release(ctx context.Context) syscall.Errno {
 		n := h.node
 		time.AfterFunc(ptLinger, func() {
 			n.mu.Lock()
-			n.ptOpen--
+			n.modes.lingerDone()
 			n.mu.Unlock()
 		})
 	}

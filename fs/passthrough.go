@@ -25,10 +25,13 @@ func (n *fileNode) reuseStageLocked(ctx context.Context, trunc bool) (*handle, e
 	if err != nil {
 		return nil, err
 	}
-	st := n.ptStage
-	n.ws = &writeState{
-		stage: st.f, stageRef: st.hold(), passthrough: true, writers: 1,
+	st := n.modes.backing()
+	ws := &writeState{
+		stage: st.f, stageRef: st.hold(), writers: 1,
 		attrs: attrsFrom(info, defaultFileMode, n.fsys.owner), contentType: info.ContentType, meta: info.Meta,
+	}
+	if err := n.startLocked(ws, phasePassthrough); err != nil {
+		return nil, err
 	}
 	fail := func(err error) (*handle, error) {
 		n.ws.close()
@@ -64,22 +67,17 @@ func (ws *writeState) joinPassthroughLocked(c caller) {
 // passthroughLocked makes h pass through to the staging file st.
 func (n *fileNode) passthroughLocked(h *handle, st *staged) {
 	h.passthrough, h.fd, h.stage = true, int(st.f.Fd()), st.hold()
-	n.ptOpen++
-	n.ptLive++
-	n.ptStage = st
+	n.modes.count(h)
 }
 
 // backingLocked is the staging file every open of the inode must pass
 // through to, if any: the passthrough write state's, or the one that
 // passthrough handles still open use after their write state ended.
 func (n *fileNode) backingLocked() *staged {
-	if n.ws != nil && n.ws.passthrough {
+	if n.ws != nil && n.ws.passesThrough() {
 		return n.ws.stageRef
 	}
-	if n.ptLive > 0 {
-		return n.ptStage
-	}
-	return nil
+	return n.modes.backing()
 }
 
 // awaitStageReuse waits, before a writer opens a file whose passthrough
@@ -90,7 +88,7 @@ func (n *fileNode) awaitStageReuse(ctx context.Context) error {
 	for {
 		n.mu.Lock()
 		p := n.pending
-		reuse := n.ws == nil && n.ptLive > 0
+		reuse := n.ws == nil && n.modes.mustPassThrough()
 		n.mu.Unlock()
 		if !reuse || p == nil {
 			return nil
@@ -140,7 +138,7 @@ const statfsEvery = 100 * time.Millisecond
 // its staging file, and whether it changed since last looked at.
 func (n *fileNode) refreshLocked() error {
 	ws := n.ws
-	if !ws.passthrough || ws.stage == nil {
+	if !ws.passesThrough() {
 		return nil
 	}
 	fi, err := ws.stage.Stat()
@@ -172,7 +170,7 @@ func (n *fileNode) refreshLocked() error {
 // change the size (a chmod setting set-ID bits relies on it).
 func (n *fileNode) markStageLocked() {
 	ws := n.ws
-	if !ws.passthrough || ws.stage == nil {
+	if !ws.passesThrough() {
 		return
 	}
 	epoch := []unix.Timeval{{}, {}}

@@ -19,15 +19,18 @@ import (
 const bufMax = 128 << 10
 
 // writeState is the content of a file being written, shared by its
-// writable handles. It lives in a buffer (a file written from empty, while
-// small), in a staging file, or is still the base version (nothing
-// changed yet).
+// writable handles. Its phase says where the content lives (phase.go):
+// still the base version (nothing changed yet), a buffer (a file written
+// from empty, while small), or a staging file written through the mount,
+// by the kernel itself (passthrough), or held for a gated put. base is
+// set only in phaseBase, buf used only in phaseBuffered, stage and
+// stageRef set exactly when onStage, gate exactly in phaseGated.
 type writeState struct {
-	base     *objstore.ObjectReader // the version the writes start from, until staged
-	buf      []byte                 // the content, while inBuf
-	inBuf    bool
-	stage    *os.File // the content, once staged
-	stageRef *staged  // stage's reference
+	phase    writePhase             // changed only by moveTo
+	base     *objstore.ObjectReader // the version the writes start from, in phaseBase
+	buf      []byte                 // the content, in phaseBuffered
+	stage    *os.File               // the content, once staged (onStage)
+	stageRef *staged                // stage's reference
 	size     int64
 	attrs    attrs
 	// contentType and meta are carried over from the version written over.
@@ -43,9 +46,6 @@ type writeState struct {
 	// content is not whole, so it is not committed, and flush reports it.
 	failed error
 
-	// passthrough: the kernel writes to stage itself (FUSE passthrough),
-	// so the mount learns size and changes from stage (refreshLocked).
-	passthrough bool
 	// ptWriters are the passthrough writers (one per user and
 	// privilege): a passthrough write found by refreshLocked clears the
 	// set-ID bits any of them would clear, since the mount cannot tell
@@ -54,7 +54,8 @@ type writeState struct {
 	stamp     stamp // stage's size and mtime when last looked at
 	mtimeSet  bool  // attrs.mtime was set explicitly (utimens)
 	// gate is the background put a flush started, waiting for the
-	// content to be final (the last release, fsync, or gateDelay).
+	// content to be final (the last release, fsync, or gateDelay): set
+	// in phaseGated only.
 	gate *gate
 	// created: the state of a file made by create (its size counts for
 	// the small-file run, FS.smallRun).
@@ -99,9 +100,8 @@ type gate struct {
 func (n *fileNode) beginWrite(ctx context.Context, trunc bool) (*handle, error) {
 	n.mu.Lock()
 	defer n.mu.Unlock()
-	n.pcValid = false
-	n.writeGen++
-	if n.ws == nil && n.ptLive > 0 {
+	n.modes.beginWriter()
+	if n.ws == nil && n.modes.mustPassThrough() {
 		return n.reuseStageLocked(ctx, trunc)
 	}
 	if n.ws == nil {
@@ -111,9 +111,12 @@ func (n *fileNode) beginWrite(ctx context.Context, trunc bool) (*handle, error) 
 			if err != nil {
 				return nil, err
 			}
-			n.ws = &writeState{
-				inBuf: true, dirty: true, attrs: attrsFrom(info, defaultFileMode, n.fsys.owner),
+			ws := &writeState{
+				dirty: true, attrs: attrsFrom(info, defaultFileMode, n.fsys.owner),
 				contentType: info.ContentType, meta: info.Meta,
+			}
+			if err := n.startLocked(ws, phaseBuffered); err != nil {
+				return nil, err
 			}
 			n.ws.attrs.mtime = time.Now()
 			n.dropSetIDLocked(ctx) // as open(2) with O_TRUNC does
@@ -123,9 +126,12 @@ func (n *fileNode) beginWrite(ctx context.Context, trunc bool) (*handle, error) 
 				return nil, err
 			}
 			info := r.Info()
-			n.ws = &writeState{
+			ws := &writeState{
 				base: r, size: info.Size, attrs: attrsFrom(info, defaultFileMode, n.fsys.owner),
 				contentType: info.ContentType, meta: info.Meta,
+			}
+			if err := n.startLocked(ws, phaseBase); err != nil {
+				return nil, err
 			}
 		}
 		n.ws.writers++
@@ -149,12 +155,23 @@ func (n *fileNode) beginWrite(ctx context.Context, trunc bool) (*handle, error) 
 	return n.writeHandleLocked(ctx)
 }
 
+// startLocked makes ws, just made, the file's write state, in its first
+// phase p; the state is closed if it cannot take it.
+func (n *fileNode) startLocked(ws *writeState, p writePhase) error {
+	if err := ws.moveTo(p); err != nil {
+		ws.close()
+		return err
+	}
+	n.ws = ws
+	return nil
+}
+
 // smallRunWriter says whether the file is being written through the
 // mount because it was created in a run of small files.
 func (n *fileNode) smallRunWriter() bool {
 	n.mu.Lock()
 	defer n.mu.Unlock()
-	return n.ws != nil && n.ws.noPassthrough && !n.ws.passthrough
+	return n.ws != nil && n.ws.noPassthrough && !n.ws.passesThrough()
 }
 
 // writeHandleLocked makes the handle of a new writer. The first writer of
@@ -163,29 +180,29 @@ func (n *fileNode) smallRunWriter() bool {
 // directly, as go-fuse's loopback does with its files.
 func (n *fileNode) writeHandleLocked(ctx context.Context) (*handle, error) {
 	ws := n.ws
-	if ws.writers == 1 && !ws.passthrough && !ws.noPassthrough && !n.fsys.opt.NoPassthrough && n.cached == 0 && n.ptOpen == 0 && n.uncached == 0 && ws.stage == nil && n.fsys.roomToStage(ctx) {
+	fresh := ws.phase == phaseBase || ws.phase == phaseBuffered // not staged yet
+	if ws.writers == 1 && fresh && !ws.noPassthrough && !n.fsys.opt.NoPassthrough && n.modes.canPassthrough() && n.fsys.roomToStage(ctx) {
 		// The mount never sees a passthrough write, so a file whose
 		// set-ID bits this writer's writes would clear is written
 		// through the mount.
 		if setIDKill(n.fsys.callerOf(ctx), ws.attrs.perm, ws.attrs.gid, false) == 0 {
-			if err := n.stageLocked(ws.size); err != nil {
+			if err := n.stageLocked(ws.size, phasePassthrough); err != nil {
 				return nil, err
 			}
-			ws.passthrough = true
 			if err := n.refreshLocked(); err != nil {
 				return nil, err
 			}
 		}
 	}
 	h := &handle{node: n, write: true}
-	if ws.passthrough {
+	if ws.passesThrough() {
 		// The kernel wants every open of an inode with a backing file
 		// to pass through to the same one.
 		ws.joinPassthroughLocked(n.fsys.callerOf(ctx))
 		n.passthroughLocked(h, ws.stageRef)
 	} else {
 		h.cached = true
-		n.cached++
+		n.modes.count(h)
 	}
 	return h, nil
 }
@@ -241,7 +258,7 @@ func (ws *writeState) close() {
 // settleLocked waits until no background put reads the content, before
 // it changes (a put still at its gate has not started reading).
 func (n *fileNode) settleLocked() {
-	if n.ws.gate != nil {
+	if n.ws.phase == phaseGated {
 		return
 	}
 	if p := n.ws.inflight; p != nil {
@@ -252,11 +269,17 @@ func (n *fileNode) settleLocked() {
 
 // stageLocked moves the content to a staging file, the first time it
 // changes beyond what the buffer holds: the buffer, or the first keep
-// bytes of the base.
-func (n *fileNode) stageLocked(keep int64) error {
+// bytes of the base. The state moves to phase to (phaseStaged, or
+// phasePassthrough for a writer taking that path at open); one already
+// staged stays as it is. When the staging file cannot be written, the
+// state keeps its phase and content.
+func (n *fileNode) stageLocked(keep int64, to writePhase) error {
 	ws := n.ws
-	if ws.stage != nil {
+	if ws.onStage() {
 		return nil
+	}
+	if err := ws.checkMove(to); err != nil {
+		return err
 	}
 	ref, err := n.fsys.stages.get()
 	if err != nil {
@@ -264,22 +287,22 @@ func (n *fileNode) stageLocked(keep int64) error {
 	}
 	f := ref.f
 	switch {
-	case ws.inBuf:
+	case ws.phase == phaseBuffered:
 		_, err = f.Write(ws.buf)
-		ws.buf, ws.inBuf = nil, false
-	case keep > 0 && ws.base != nil:
+	case ws.phase == phaseBase && keep > 0:
 		_, err = io.Copy(f, io.NewSectionReader(ws.base, 0, min(keep, ws.base.Size())))
 	}
 	if err != nil {
 		ref.release()
 		return fmt.Errorf("stage %s: %w", n.Path(nil), err)
 	}
+	ws.buf = nil
 	if ws.base != nil {
 		_ = ws.base.Close()
 		ws.base = nil
 	}
 	ws.stage, ws.stageRef = f, ref
-	return nil
+	return ws.moveTo(to)
 }
 
 // writeAt writes p at off into the write state, clearing the set-ID bits
@@ -294,7 +317,7 @@ func (n *fileNode) writeAt(ctx context.Context, p []byte, off int64) (int, error
 	n.dropSetIDLocked(ctx)
 	n.settleLocked()
 	end := off + int64(len(p))
-	if ws.inBuf && end <= bufMax {
+	if ws.phase == phaseBuffered && end <= bufMax {
 		if int64(len(ws.buf)) < end {
 			ws.buf = append(ws.buf, make([]byte, end-int64(len(ws.buf)))...)
 		}
@@ -304,7 +327,7 @@ func (n *fileNode) writeAt(ctx context.Context, p []byte, off int64) (int, error
 		ws.attrs.mtime = time.Now()
 		return len(p), nil
 	}
-	if err := n.stageLocked(ws.size); err != nil {
+	if err := n.stageLocked(ws.size, phaseStaged); err != nil {
 		ws.failed = err
 		return 0, err
 	}
@@ -335,7 +358,7 @@ func (n *fileNode) truncateLocked(size int64) error {
 	}
 	n.settleLocked()
 	ws.dirty = true
-	if ws.inBuf && size <= bufMax {
+	if ws.phase == phaseBuffered && size <= bufMax {
 		if size < int64(len(ws.buf)) {
 			ws.buf = ws.buf[:size:size] // appends must not write where a reader was
 		} else {
@@ -344,7 +367,7 @@ func (n *fileNode) truncateLocked(size int64) error {
 		ws.size = size
 		return nil
 	}
-	if err := n.stageLocked(min(size, ws.size)); err != nil {
+	if err := n.stageLocked(min(size, ws.size), phaseStaged); err != nil {
 		return err
 	}
 	if err := ws.stage.Truncate(size); err != nil {
@@ -352,7 +375,7 @@ func (n *fileNode) truncateLocked(size int64) error {
 		return ws.failed
 	}
 	ws.size = size
-	if ws.passthrough {
+	if ws.passesThrough() {
 		if err := n.refreshLocked(); err != nil {
 			return err
 		}
@@ -377,11 +400,11 @@ func (n *fileNode) readAt(ctx context.Context, h *handle, p []byte, off int64) (
 	defer n.mu.Unlock()
 	ws := n.ws
 	switch {
-	case ws.inBuf:
+	case ws.phase == phaseBuffered:
 		return readFull(bytes.NewReader(ws.buf), ws.size, p, off)
-	case ws.stage != nil:
+	case ws.onStage():
 		return readFull(ws.stage, ws.size, p, off)
-	case ws.base != nil:
+	case ws.phase == phaseBase:
 		return readFull(ws.base, ws.size, p, off)
 	}
 	return 0, nil
