@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Interleaved mount comparison: `cairn serve --mount` against go-fuse's
-# loopback filesystem (../shared/bench's fuseloop) over a directory on the
-# same disk, A B A B ..., and the ratios of the medians.
+# loopback filesystem (the yardsticks' fuseloop) over a directory on the
+# same disk, A B, B A, ..., and the ratios of the medians.
 #
 #   bench/fscompare.sh [ROUNDS]                          (default: 3)
 #
@@ -28,7 +28,8 @@
 #                    loopback's directory share its filesystem. Removed at exit
 #                    unless KEEP=1 or WORKDIR was given.
 #   CAIRN_BIN, FUSELOOP_BIN  prebuilt binaries instead of building them
-#   PORT [9311]      Cairn's HTTP port (loopback)
+#   CAIRN_FLAGS      extra flags for `cairn serve`
+#   PORT [9311]      Cairn's HTTP port (loopback; a baseline gets PORT+1)
 #   SETTLE [65]      seconds to wait after the set-up, before the first round
 #                    (see the comment there); 0 skips it
 #   READ_SETTLE [10] seconds to wait after dropping the page cache, before a
@@ -37,11 +38,24 @@
 #                    before (the VM's host still held recent writes); after
 #                    10 s both sides read from the device, at 0.6-1.1 GB/s.
 #
+# Before/after: BASELINE=/path/to/cairn (a prebuilt binary) or
+# BASELINE_REV=REV (a git revision, exported with `git archive` into the
+# work dir and built there) adds a third side, another Cairn with its own
+# data directory and mount on the same disk, measured in the same rounds.
+# The order of the three rotates through all six permutations (rounds 1-2
+# swap cairn and the baseline with fuseloop first, 3-4 with it last, 5-6
+# in the middle), so use an even number of rounds, six for full balance.
+# The summary then gives, per workload, cairn/fuseloop, baseline/fuseloop
+# and cairn/baseline: the ratio of the medians, the median of the
+# per-round ratios and their range. BASELINE_FLAGS [CAIRN_FLAGS] are the
+# baseline's extra flags. Unset, the run is the two-sided one above.
+#
 # Quick run: SIZE_MIB=256 FILES=200 ENTRIES=2000 bench/fscompare.sh 1
 #
-# Must run as root (mounts, drop_caches). Needs ../shared/bench next to the
-# repository unless FUSELOOP_BIN is set. Everything it starts is stopped
-# and unmounted on exit.
+# Must run as root (mounts, drop_caches). fuseloop is built from
+# CAIRN_SHARED_BENCH [../shared/bench next to the repository] unless
+# FUSELOOP_BIN is set. Everything it starts is stopped and unmounted on
+# exit.
 set -euo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
 shared=${CAIRN_SHARED_BENCH:-$top/../shared/bench}
@@ -55,6 +69,13 @@ parity=${PARITY:-2}
 workloads=${WORKLOADS:-wsync write read cp ls1s ls1h}
 fl_flags=${FUSELOOP_FLAGS:--maxwrite 1048576}
 port=${PORT:-9311}
+[ -z "${BASELINE:-}" ] || [ -z "${BASELINE_REV:-}" ] || { echo "fscompare: set BASELINE or BASELINE_REV, not both" >&2; exit 2; }
+if [ -n "${BASELINE:-}" ]; then
+  [ -x "$BASELINE" ] || { echo "fscompare: BASELINE=$BASELINE is not an executable" >&2; exit 2; }
+elif [ -n "${BASELINE_REV:-}" ]; then
+  rev=$(git -C "$top" rev-parse --verify --quiet "$BASELINE_REV^{commit}") ||
+    { echo "fscompare: BASELINE_REV=$BASELINE_REV is not a commit" >&2; exit 2; }
+fi
 
 [ "$(id -u)" = 0 ] || { echo "fscompare: must run as root" >&2; exit 2; }
 [ -e /dev/fuse ] || { echo "fscompare: no /dev/fuse" >&2; exit 2; }
@@ -64,12 +85,12 @@ if [ -n "${WORKDIR:-}" ]; then
 else
   work=$(mktemp -d /tmp/fscompare.XXXXXX); keep=${KEEP:-0}
 fi
-mnt_fl=$work/mnt-fuseloop mnt_ca=$work/mnt-cairn
-orig=$work/loop-orig data=$work/cairn-data src=$work/src
+mnt_fl=$work/mnt-fuseloop mnt_ca=$work/mnt-cairn mnt_bl=$work/mnt-baseline
+orig=$work/loop-orig data=$work/cairn-data bl_data=$work/baseline-data src=$work/src
 mkdir -p "$mnt_fl" "$mnt_ca" "$orig" "$src"
 results=$work/results.tsv
 : >"$results"
-fl_pid= ca_pid=
+fl_pid= ca_pid= bl_pid=
 
 unmount_all() {
   if [ -n "$fl_pid" ]; then
@@ -79,7 +100,10 @@ unmount_all() {
   if [ -n "$ca_pid" ]; then
     kill -TERM "$ca_pid" 2>/dev/null || true; wait "$ca_pid" 2>/dev/null || true; ca_pid=
   fi
-  for m in "$mnt_fl" "$mnt_ca"; do mountpoint -q "$m" 2>/dev/null && umount -l "$m" 2>/dev/null; done
+  if [ -n "$bl_pid" ]; then
+    kill -TERM "$bl_pid" 2>/dev/null || true; wait "$bl_pid" 2>/dev/null || true; bl_pid=
+  fi
+  for m in "$mnt_fl" "$mnt_ca" "$mnt_bl"; do mountpoint -q "$m" 2>/dev/null && umount -l "$m" 2>/dev/null; done
   return 0
 }
 cleanup() {
@@ -91,8 +115,9 @@ trap 'exit 130' INT TERM
 
 # Room for the big file: the loopback's copy, Cairn's staging copy, and its
 # shards (at most twice the bytes) for the current version and an old one
-# the cleaner has not freed yet.
+# the cleaner has not freed yet; as much again for a baseline.
 need_mib=$((size_mib * 6 + 512))
+[ -z "${BASELINE:-}${BASELINE_REV:-}" ] || need_mib=$((need_mib + size_mib * 5))
 avail_mib=$(df -Pm "$work" | awk 'NR == 2 { print $4 }')
 if [ "$avail_mib" -lt "$need_mib" ]; then
   echo "fscompare: $work has $avail_mib MiB free, needs about $need_mib MiB (lower SIZE_MIB)" >&2; exit 2
@@ -109,6 +134,19 @@ if [ -z "$cairn" ]; then
   cairn=$work/cairn
   (cd "$top" && go build -o "$cairn" ./cmd/cairn)
 fi
+cairn_desc=$(git -C "$top" describe --always --dirty 2>/dev/null || echo "$top")
+[ -z "${CAIRN_BIN:-}" ] || cairn_desc=$CAIRN_BIN
+# The baseline: a binary given, or a revision exported and built here.
+sides="fuseloop cairn" base_bin= base_desc=
+if [ -n "${BASELINE:-}" ]; then
+  base_bin=$(cd "$(dirname "$BASELINE")" && pwd)/$(basename "$BASELINE"); base_desc=$base_bin
+elif [ -n "${BASELINE_REV:-}" ]; then
+  mkdir "$work/baseline-src"
+  git -C "$top" archive "$rev" | tar -x -C "$work/baseline-src"
+  (cd "$work/baseline-src" && go build -o "$work/cairn-baseline" ./cmd/cairn)
+  base_bin=$work/cairn-baseline; base_desc=$(git -C "$top" rev-parse --short "$rev")
+fi
+if [ -n "$base_bin" ]; then sides="fuseloop cairn baseline"; mkdir -p "$mnt_bl"; fi
 
 # --- mounting ---------------------------------------------------------------
 wait_mounted() { # dir pid what
@@ -129,29 +167,40 @@ umount_fuseloop() {
   umount "$mnt_fl" 2>/dev/null || umount -l "$mnt_fl"
   wait "$fl_pid" 2>/dev/null || true; fl_pid=
 }
-mount_cairn() { # attr-timeout
+mount_cairn() { # side (cairn or baseline) attr-timeout
+  local bin=$cairn dir=$data mnt=$mnt_ca p=$port flags=${CAIRN_FLAGS:-} pid
+  if [ "$1" = baseline ]; then
+    bin=$base_bin dir=$bl_data mnt=$mnt_bl p=$((port + 1)) flags=${BASELINE_FLAGS-${CAIRN_FLAGS:-}}
+  fi
+  # shellcheck disable=SC2086
   CAIRN_ROOT_USER=bench CAIRN_ROOT_PASSWORD=benchsecret \
-    "$cairn" serve --data "$data" --drives "$drives" --parity "$parity" \
-    --address "127.0.0.1:$port" --mount "$mnt_ca" --attr-timeout "$1" \
-    ${CAIRN_FLAGS:-} --log-level warn >>"$work/cairn.log" 2>&1 &
-  ca_pid=$!
-  wait_mounted "$mnt_ca" "$ca_pid" cairn
+    "$bin" serve --data "$dir" --drives "$drives" --parity "$parity" \
+    --address "127.0.0.1:$p" --mount "$mnt" --attr-timeout "$2" \
+    $flags --log-level warn >>"$work/$1.log" 2>&1 &
+  pid=$!
+  if [ "$1" = baseline ]; then bl_pid=$pid; else ca_pid=$pid; fi
+  wait_mounted "$mnt" "$pid" "$1"
   for _ in $(seq 200); do
-    curl -fs "http://127.0.0.1:$port/health/ready" >/dev/null 2>&1 && return 0; sleep 0.05
+    curl -fs "http://127.0.0.1:$p/health/ready" >/dev/null 2>&1 && return 0; sleep 0.05
   done
-  echo "fscompare: cairn not ready" >&2; return 1
+  echo "fscompare: $1 not ready" >&2; return 1
 }
-umount_cairn() {
-  kill -TERM "$ca_pid"
-  local rc=0; wait "$ca_pid" || rc=$?; ca_pid=
-  [ "$rc" = 0 ] || echo "fscompare: cairn serve exited $rc (see $work/cairn.log)" >&2
-  if mountpoint -q "$mnt_ca"; then echo "fscompare: cairn left its mount behind" >&2; umount -l "$mnt_ca"; fi
+umount_cairn() { # side (cairn or baseline)
+  local pid=$ca_pid mnt=$mnt_ca rc=0
+  [ "$1" = baseline ] && pid=$bl_pid mnt=$mnt_bl
+  kill -TERM "$pid"
+  wait "$pid" || rc=$?
+  if [ "$1" = baseline ]; then bl_pid=; else ca_pid=; fi
+  [ "$rc" = 0 ] || echo "fscompare: $1 serve exited $rc (see $work/$1.log)" >&2
+  if mountpoint -q "$mnt"; then echo "fscompare: $1 left its mount behind" >&2; umount -l "$mnt"; fi
 }
-mount_sys() { # sys ttl -> prints the base directory
-  if [ "$1" = fuseloop ]; then mount_fuseloop "$2"; else mount_cairn "$2"; fi
+mount_sys() { # sys ttl
+  if [ "$1" = fuseloop ]; then mount_fuseloop "$2"; else mount_cairn "$1" "$2"; fi
 }
-umount_sys() { if [ "$1" = fuseloop ]; then umount_fuseloop; else umount_cairn; fi; }
-base() { if [ "$1" = fuseloop ]; then echo "$mnt_fl/bench"; else echo "$mnt_ca/bench"; fi; }
+umount_sys() { if [ "$1" = fuseloop ]; then umount_fuseloop; else umount_cairn "$1"; fi; }
+base() {
+  case $1 in fuseloop) echo "$mnt_fl/bench" ;; cairn) echo "$mnt_ca/bench" ;; baseline) echo "$mnt_bl/bench" ;; esac
+}
 
 drop_caches() { sync; echo 3 >/proc/sys/vm/drop_caches; }
 now() { date +%s.%N; }
@@ -181,6 +230,7 @@ tree_entries=$(find "$src/tree" -mindepth 1 | wc -l)
 
 echo "fscompare: $rounds round(s); file ${size_mib} MiB; cp -r of $files x ${file_kib} KiB;" \
   "ls -lR of $tree_entries entries; cairn $drives drives parity $parity; fuseloop flags: $fl_flags" >&2
+echo "fscompare: cairn at $cairn_desc${base_bin:+, baseline $base_desc}" >&2
 echo "fscompare: work dir $work (on $(df --output=source "$work" | tail -1))" >&2
 if [ -d /sys/module/page_reporting/parameters ]; then
   echo "fscompare: this VM hands freed pages back to its host (page_reporting:" \
@@ -192,13 +242,16 @@ need_ls=0; case " $workloads " in *" ls1s "*|*" ls1h "*) need_ls=1;; esac
 need_big=0; case " $workloads " in *" read "*) need_big=1;; esac
 mkdir -p "$orig/bench"
 [ $need_ls = 1 ] && cp -r "$src/tree" "$orig/bench/tree"
-mount_cairn 1s
-mkdir -p "$mnt_ca/bench"
-if [ $need_ls = 1 ]; then
-  t0=$(now); cp -r "$src/tree" "$mnt_ca/bench/tree"; t1=$(now)
-  echo "fscompare: setup: cp -r of the ls tree into cairn took $(elapsed "$t0" "$t1") s" >&2
-fi
-umount_cairn
+for sys in $sides; do
+  [ "$sys" = fuseloop ] && continue
+  mount_cairn "$sys" 1s
+  b=$(base "$sys"); mkdir -p "$b"
+  if [ $need_ls = 1 ]; then
+    t0=$(now); cp -r "$src/tree" "$b/tree"; t1=$(now)
+    echo "fscompare: setup: cp -r of the ls tree into $sys took $(elapsed "$t0" "$t1") s" >&2
+  fi
+  umount_cairn "$sys"
+done
 sync
 # ext4 without a journal (this machine's root) skips inodes freed in the
 # last 60 s when it allocates one, scanning past each: for a minute after
@@ -277,10 +330,25 @@ w_ls() { # sys round ttl
   echo "$n1" >"$work/ls-$1.count"
 }
 
+# order_of prints round $1's order of the sides. Two sides: which goes
+# first alternates by round (A B, B A, ...), so that neither always runs
+# in the state the other leaves behind. Three: all six permutations in
+# turn, in pairs that swap cairn and the baseline, so that after any even
+# number of rounds the two Cairns have held the same places after the
+# same predecessors.
+order_of() {
+  if [ -z "$base_bin" ]; then
+    if [ $(($1 % 2)) = 1 ]; then echo "fuseloop cairn"; else echo "cairn fuseloop"; fi
+    return
+  fi
+  case $((($1 - 1) % 6)) in
+    0) echo "fuseloop cairn baseline" ;; 1) echo "fuseloop baseline cairn" ;;
+    2) echo "cairn baseline fuseloop" ;; 3) echo "baseline cairn fuseloop" ;;
+    4) echo "cairn fuseloop baseline" ;; 5) echo "baseline fuseloop cairn" ;;
+  esac
+}
 for r in $(seq "$rounds"); do
-  # Which side goes first alternates by round (A B, B A, ...), so that
-  # neither always runs in the state the other leaves behind.
-  order="fuseloop cairn"; [ $((r % 2)) = 0 ] && order="cairn fuseloop"
+  order=$(order_of "$r")
   for w in $workloads; do
     for sys in $order; do
       before=$(wc -l <"$results")
@@ -304,12 +372,16 @@ for r in $(seq "$rounds"); do
       done
     done
   done
-  if [ -f "$work/ls-fuseloop.count" ] && [ -f "$work/ls-cairn.count" ] &&
-     [ "$(cat "$work/ls-fuseloop.count")" != "$(cat "$work/ls-cairn.count")" ]; then
-    echo "fscompare: ls -lR listed $(cat "$work/ls-fuseloop.count") files on fuseloop, $(cat "$work/ls-cairn.count") on cairn" >&2
-  fi
+  for sys in $sides; do
+    [ "$sys" = fuseloop ] && continue
+    if [ -f "$work/ls-fuseloop.count" ] && [ -f "$work/ls-$sys.count" ] &&
+       [ "$(cat "$work/ls-fuseloop.count")" != "$(cat "$work/ls-$sys.count")" ]; then
+      echo "fscompare: ls -lR listed $(cat "$work/ls-fuseloop.count") files on fuseloop, $(cat "$work/ls-$sys.count") on $sys" >&2
+    fi
+  done
 done
 
+if [ -z "$base_bin" ]; then
 python3 - "$results" "$size_mib" "$files" "$tree_entries" "$rounds" "$drives" "$parity" <<'PY'
 import sys, statistics as st
 path, size_mib, files, entries, rounds, drives, parity = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4]), sys.argv[5], sys.argv[6], sys.argv[7]
@@ -349,3 +421,54 @@ for temp in ("cold", "warm", "later"):
     if f and c:
         print(f"{'ls -lR ' + temp + ', cairn 1h/loop 1s':<24} {st.median(f):>18.3f} s {st.median(c):>18.3f} s {st.median(f) / st.median(c):>6.2f}x")
 PY
+else
+python3 - "$results" "$size_mib" "$files" "$tree_entries" "$rounds" "$drives" "$parity" "$cairn_desc" "$base_desc" <<'PY'
+import sys, statistics as st
+path, size_mib, files, entries = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4])
+rounds, drives, parity, cdesc, bdesc = sys.argv[5:10]
+rows = [l.rstrip("\n").split("\t") for l in open(path) if l.strip()]
+groups, order = {}, []
+for w, s, r, t in rows:
+    if w not in order:
+        order.append(w)
+    groups.setdefault((w, s), {})[int(r)] = float(t)
+sides = ("fuseloop", "cairn", "baseline")
+print(f"cairn ({cdesc}) and baseline ({bdesc}), {drives} drives, parity {parity}, vs go-fuse loopback, same disk; "
+      f"{rounds} round(s), order rotated")
+print("ratios of throughput (for timed runs: the inverse ratio of the seconds), > 1 means the first is faster;")
+print("ratio: of the medians; median and range: of the per-round ratios")
+def value(w, t):  # throughput of one timed run
+    if w.startswith("write") or w == "read":
+        return size_mib / t
+    if w == "cp -r":
+        return files / t
+    return 1 / t
+def shown(w, v):
+    if w.startswith("write") or w == "read":
+        return f"{v:.0f} MiB/s"
+    if w == "cp -r":
+        return f"{files / v:.3f} s ({v:.0f} f/s)"
+    return f"{1 / v:.3f} s"
+label = {"write+fsync": f"write {size_mib} MiB, fsync", "write": f"write {size_mib} MiB", "read": f"read {size_mib} MiB, cold",
+         "cp -r": f"cp -r {files} files"}
+def block(w, name, per_side):  # per_side: side -> {round: throughput}
+    med = {s: st.median(v.values()) for s, v in per_side.items()}
+    print(f"{name:<28} " + "   ".join(f"{s} {shown(w, med[s])}" for s in per_side))
+    for a, b in (("cairn", "fuseloop"), ("baseline", "fuseloop"), ("cairn", "baseline")):
+        rs = sorted(set(per_side[a]) & set(per_side[b]))
+        per = [per_side[a][r] / per_side[b][r] for r in rs]
+        print(f"  {a + '/' + b:<19} {med[a] / med[b]:>6.3f}x   median {st.median(per):.3f}x"
+              f"   range {min(per):.3f}-{max(per):.3f}   per round " + " ".join(f"{p:.3f}" for p in per))
+for w in order:
+    if all((w, s) in groups for s in sides):
+        block(w, label.get(w, w.replace("ls -lR", f"ls -lR {entries}")),
+              {s: {r: value(w, t) for r, t in groups[(w, s)].items()} for s in sides})
+# The design target for ls -lR: Cairn with long caches against the loopback's default 1 s.
+for temp in ("cold", "warm", "later"):
+    f = groups.get((f"ls -lR {temp}, ttl 1s", "fuseloop"))
+    c, b = groups.get((f"ls -lR {temp}, ttl 1h", "cairn")), groups.get((f"ls -lR {temp}, ttl 1h", "baseline"))
+    if f and c and b:
+        block("ls", f"ls -lR {temp}, 1h / loop 1s", {s: {r: 1 / t for r, t in g.items()}
+              for s, g in (("fuseloop", f), ("cairn", c), ("baseline", b))})
+PY
+fi
