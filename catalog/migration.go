@@ -8,9 +8,10 @@ import (
 // The catalog cutover (moving a warehouse's state from the object backing
 // to the durable-strong backing) as the faces see it. catalog/migrate
 // implements Cutover and Gate; catalog/strong implements Backups. The
-// wire shapes keep RustFS's snake_case field names and status words
-// (../shared/specs/catalog-cutover.md) so that operators' tooling carries
-// over.
+// wire shapes keep RustFS's snake_case field names and status words (the
+// reference the cutover was specified against; docs/design.md and
+// docs/operations/cutover-runbook.md describe Cairn's) so that operators'
+// tooling carries over.
 
 // Wire labels of the two backings, as RustFS names them.
 const (

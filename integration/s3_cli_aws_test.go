@@ -349,7 +349,7 @@ func TestCLIAws(t *testing.T) {
 
 	t.Run("lifecycle", func(t *testing.T) {
 		a.must(t, "s3", "mb", "s3://aws-lifecycle")
-		// The seed's rule (DESIGN.md §3: lifecycle for incomplete uploads).
+		// The rule a data team sets first: abort incomplete uploads.
 		rule := `{"Rules":[{"ID":"abort-incomplete-multipart-uploads","Status":"Enabled","Filter":{"Prefix":""},` +
 			`"AbortIncompleteMultipartUpload":{"DaysAfterInitiation":3}}]}`
 		a.must(t, "s3api", "put-bucket-lifecycle-configuration", "--bucket", "aws-lifecycle", "--lifecycle-configuration", rule)

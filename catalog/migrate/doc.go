@@ -3,9 +3,9 @@
 // durable-strong backing (catalog/strong) without losing a commit, and
 // can undo that while it is safe. It implements catalog.Cutover
 // (preflight, materialize, cancel) and catalog.Gate (Fences), and reports
-// a warehouse's status (Reporter). ../shared/specs/catalog-cutover.md is
-// the behaviour spec; docs/operations/cutover-runbook.md the operator's
-// view.
+// a warehouse's status (Reporter). docs/design.md places it in the
+// catalog; docs/operations/cutover-runbook.md is the operator's view, its
+// behaviour step by step.
 //
 // # Fences
 //

@@ -13,8 +13,8 @@ import (
 
 // "cairn admin catalog rehearsal" prints a disaster-recovery or a
 // scale/fault rehearsal plan for the catalog cutover as JSON, in the shape
-// of RustFS's failure_coverage.py (../shared/specs/catalog-cutover.md,
-// section 8) but with Cairn's endpoints. It changes nothing and makes no
+// of RustFS's failure_coverage.py (the cutover's reference) but with
+// Cairn's endpoints. It changes nothing and makes no
 // network calls: running the plan is up to an operator or a CI job gated
 // by ci_gate.
 
