@@ -24,6 +24,7 @@ import (
 	"testing"
 
 	"github.com/cairnstore/cairn/catalog"
+	"github.com/cairnstore/cairn/objstore"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files in testdata/")
@@ -145,7 +146,12 @@ func TestGoldenSnapshotsServed(t *testing.T) {
 		t.Skip("updating")
 	}
 	ctx := context.Background()
-	st := newStore(t)
+	dir := t.TempDir()
+	st, err := objstore.Open(ctx, storeOptions(dir))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = st.Close() }()
 	if err := st.EnsureSystemBucket(ctx, Bucket); err != nil {
 		t.Fatal(err)
 	}
@@ -190,5 +196,11 @@ func TestGoldenSnapshotsServed(t *testing.T) {
 	}
 	if q := b.Quarantined(); len(q) != 1 || !slices.Equal(q["quarantined"], []string{"db" + tabSep + "both"}) {
 		t.Fatalf("quarantined: %q", q)
+	}
+	if err := st.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if rep, err := objstore.Fsck(ctx, storeOptions(dir), nil); err != nil || !rep.Clean() {
+		t.Fatalf("fsck: %+v, %v", rep, err)
 	}
 }
