@@ -234,9 +234,13 @@ type Catalog interface {
 	ReportMetrics(ctx context.Context, wh string, id Ident, body []byte) error
 
 	// Recover resolves the staged commits left by a crash: a commit whose
-	// pointer was flipped is marked committed, one whose pointer was not
-	// is marked abandoned and its orphan metadata file deleted. Called at
-	// start; it never touches commits this Service started itself.
+	// pointer was flipped (or whose file the current metadata-log lists)
+	// is marked committed, one whose pointer moved on without it is
+	// marked abandoned and its orphan metadata file deleted. A commit it
+	// cannot decide (the pointer or the current metadata file cannot be
+	// read) stays staged, nothing deleted, and is logged for the operator
+	// (RecoverWarehouse lists it under ManualReview). Called at start; it
+	// never touches commits this Service started itself.
 	Recover(ctx context.Context) error
 }
 

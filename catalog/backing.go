@@ -68,12 +68,20 @@ type ListOptions struct {
 // as objects in the store's system bucket; the durable-strong backing of
 // issue 6 replaces it behind this interface.
 //
-// Contract:
+// Contract (catalog/backingtest checks it; every implementation runs
+// that suite):
 //   - Keys are non-empty UTF-8 strings without NUL; they may contain "/".
+//     Warehouses are "" (records of no warehouse) or UTF-8 names without
+//     "/" or NUL, other than "." and "..". Kinds are those of Kinds. Every
+//     method refuses any other address with an error that wraps neither
+//     ErrNotFound nor ErrConflict, and stores nothing.
 //   - Each Put or Delete is atomic and linearizable per record; there is
 //     no transaction across records.
 //   - Versions are opaque, non-empty and never equal to AnyVersion; a Put
-//     always yields a version different from the record's previous one.
+//     always yields a version different from every earlier version of the
+//     record, a re-create after a Delete included (no ABA).
+//   - Values come back byte for byte; a nil value reads back empty, not
+//     nil.
 //   - Errors wrap ErrNotFound or ErrConflict when those are the cause;
 //     anything else is an I/O failure whose effect is unknown.
 //   - All methods are safe for concurrent use.
@@ -89,8 +97,9 @@ type Backing interface {
 	// unconditional (an absent record is no error), otherwise only when
 	// the version equals it (ErrConflict; ErrNotFound when absent).
 	Delete(ctx context.Context, warehouse string, kind Kind, key, ifVersion string) error
-	// List returns the records of a kind in ascending key order, with
-	// more = true when the limit cut the list short.
+	// List returns the records of a kind in ascending key order (of the
+	// keys' bytes), with more = true when the limit cut the list short
+	// (false when exactly Limit records remained).
 	List(ctx context.Context, warehouse string, kind Kind, opt ListOptions) (recs []Record, more bool, err error)
 }
 

@@ -47,10 +47,13 @@
 //
 // A crash anywhere leaves the pointer on the old file or the new one, both
 // present; a crash after 2 leaves a staged entry that Recover (run at
-// start, or RecoverWarehouse) resolves by looking at the pointer: flipped
-// (or the new file in the current metadata-log) means committed, otherwise
-// abandoned and the orphan file deleted. Hooks (Options.Hooks) stop a commit after 1 or
-// before 3 for crash tests.
+// start) and RecoverWarehouse (the operator's) resolve with one rule,
+// classifyStaged (classify.go): flipped (or the new file in the current
+// metadata-log) means committed, otherwise abandoned and the orphan file
+// deleted; when the pointer or the current metadata file cannot be read
+// it is manual review, the entry stays staged and nothing is deleted.
+// Hooks (Options.Hooks) stop a commit after 1 or before 3 for crash
+// tests.
 //
 // There is no server-side retry: the pointer's version is the only
 // serialization point, so of concurrent commits on one table exactly one

@@ -10,6 +10,7 @@ import (
 	"github.com/cairnstore/cairn/catalog/objectbacked"
 	"github.com/cairnstore/cairn/catalog/strong"
 	"github.com/cairnstore/cairn/objstore"
+	"github.com/cairnstore/cairn/objstore/storetest"
 )
 
 // env is a catalog on a real store in a temporary directory.
@@ -52,13 +53,11 @@ func (e *env) open(opt ...func(*catalog.Options)) {
 func (e *env) openWith(so objstore.Options, opt ...func(*catalog.Options)) {
 	e.t.Helper()
 	ctx := context.Background()
-	st, err := objstore.Open(ctx, so)
-	if err != nil {
-		e.t.Fatal(err)
-	}
+	st := storetest.Open(e.t, so)
 	e.store = st
 	e.t.Cleanup(func() { _ = st.Close() }) // a second Close after reopen is harmless
 	var b catalog.Backing
+	var err error
 	if e.durable {
 		b, err = strong.Open(ctx, st, strong.Options{})
 	} else {

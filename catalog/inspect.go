@@ -33,6 +33,9 @@ type entry struct {
 	kind Kind
 	key  string
 	p    pointerRec
+	// decodeErr: the record does not decode (p is empty); such entries
+	// are in examine's by-key map only, for examineCommits.
+	decodeErr error
 }
 
 // Inspect looks at every record of a warehouse and reports counts and
@@ -51,14 +54,15 @@ func (s *Service) Inspect(ctx context.Context, wh string) (Inspection, error) {
 }
 
 // RecoverWarehouse resolves what a crash or a bug left behind in one
-// warehouse: staged commits are rolled forward or back by their pointer,
-// the location prefix index is backfilled and stale entries dropped,
-// expired idempotency entries forgotten, and metadata files that a commit
-// stopped before its staged record left behind removed (orphans.go).
-// Findings it cannot decide (undecodable records, a pointer whose
-// metadata cannot be read, overlapping table locations, table/view
-// collisions) are listed under ManualReview and left alone. With dryRun
-// nothing is changed.
+// warehouse: staged commits are rolled forward or back by their pointer
+// (classifyStaged, the rule Recover follows at start), the location
+// prefix index is backfilled and stale entries dropped, expired
+// idempotency entries forgotten, and metadata files that a commit stopped
+// before its staged record left behind removed (orphans.go). Findings it
+// cannot decide (undecodable records, a staged commit whose table's
+// current metadata file cannot be read, overlapping table locations,
+// table/view collisions) are listed under ManualReview and left alone.
+// With dryRun nothing is changed.
 func (s *Service) RecoverWarehouse(ctx context.Context, wh string, dryRun bool) (RecoveryReport, error) {
 	release, err := s.enter(ctx, wh)
 	if err != nil {
@@ -144,6 +148,7 @@ func (s *Service) examine(ctx context.Context, wh string) (RecoveryReport, Inspe
 			if err := json.Unmarshal(r.Value, &p); err != nil {
 				id := identFromKey(r.Key)
 				rep.ManualReview = append(rep.ManualReview, RecoveryItem{Kind: string(kind), Key: r.Key, Ident: &id, Action: RecoverManualReview, Reason: "undecodable pointer record: " + err.Error()})
+				entries[string(kind)+"/"+r.Key] = entry{kind: kind, key: r.Key, decodeErr: err}
 				return nil
 			}
 			e := entry{kind: kind, key: r.Key, p: p}
@@ -182,7 +187,8 @@ func (s *Service) examine(ctx context.Context, wh string) (RecoveryReport, Inspe
 	return rep, in, nil
 }
 
-// examineCommits decides every staged commit by its pointer.
+// examineCommits decides every staged commit by its pointer
+// (classifyStaged, the rule Recover follows too).
 func (s *Service) examineCommits(ctx context.Context, wh string, entries map[string]entry, rep *RecoveryReport, in *Inspection) error {
 	return s.walk(ctx, wh, KindCommit, func(r Record) error {
 		in.Commits++
@@ -203,30 +209,15 @@ func (s *Service) examineCommits(ctx context.Context, wh string, entries map[str
 		}
 		in.stagedTo[c.To] = true
 		id := c.Ident
-		item := RecoveryItem{Kind: "commit", Key: r.Key, Ident: &id}
-		e, ok := entries[string(c.Kind)+"/"+identKey(c.Ident)]
-		switch {
-		case !ok && c.From == "":
-			item.Action, item.Reason = RecoverRollBack, "the create never published the entry"
-		case !ok:
-			item.Action, item.Reason = RecoverRollBack, "the entry no longer exists"
-		case e.p.MetadataLocation == c.To:
-			if _, err := s.readMetadata(ctx, wh, c.To); errors.Is(err, ErrNotFound) {
-				item.Action, item.Reason = RecoverManualReview, "the pointer names "+c.To+", which is missing"
-			} else {
-				item.Action, item.Reason = RecoverRollForward, "the pointer was flipped to "+c.To
-			}
-		case e.p.MetadataLocation == c.From:
-			item.Action, item.Reason = RecoverRollBack, "the pointer is still on "+c.From
-		default:
-			if _, err := s.readMetadata(ctx, wh, e.p.MetadataLocation); err != nil {
-				item.Action, item.Reason = RecoverManualReview, "current metadata unreadable, cannot tell whether "+c.To+" landed: "+err.Error()
-			} else if s.inMetadataLog(ctx, wh, e.p.MetadataLocation, c.To) {
-				item.Action, item.Reason = RecoverRollForward, c.To+" is in the current metadata-log"
-			} else {
-				item.Action, item.Reason = RecoverRollBack, "the pointer moved on without "+c.To
-			}
+		var ptr pointerSeen
+		if e, ok := entries[string(c.Kind)+"/"+identKey(c.Ident)]; ok {
+			ptr = pointerSeen{found: true, decodeErr: e.decodeErr, p: e.p}
 		}
+		v, err := s.classify(ctx, wh, c, ptr)
+		if err != nil {
+			return err
+		}
+		item := RecoveryItem{Kind: "commit", Key: r.Key, Ident: &id, Action: v.outcome.String(), Reason: v.reason}
 		if item.Action == RecoverManualReview {
 			rep.ManualReview = append(rep.ManualReview, item)
 		} else {

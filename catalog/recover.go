@@ -11,6 +11,9 @@ import (
 type RecoverReport struct {
 	Committed int // staged commits whose pointer had flipped
 	Abandoned int // staged commits whose pointer had not
+	// ManualReview counts the staged commits left staged because recovery
+	// could not tell (classifyStaged): nothing of theirs was deleted.
+	ManualReview int
 }
 
 // Recover implements Catalog.
@@ -43,15 +46,22 @@ func (s *Service) RecoverReport(ctx context.Context) (RecoverReport, error) {
 			return rep, err
 		}
 	}
-	if rep.Committed+rep.Abandoned > 0 {
-		s.log.Info().Int("committed", rep.Committed).Int("abandoned", rep.Abandoned).Msg("recovered staged commits")
+	if rep.Committed+rep.Abandoned+rep.ManualReview > 0 {
+		s.log.Info().Int("committed", rep.Committed).Int("abandoned", rep.Abandoned).Int("manual_review", rep.ManualReview).Msg("recovered staged commits")
 	}
 	return rep, nil
 }
 
 // recoverWarehouse resolves the staged commits of one warehouse.
 func (s *Service) recoverWarehouse(ctx context.Context, wh string, rep *RecoverReport) error {
-	staged, err := s.StagedCommits(ctx, wh)
+	// An undecodable commit record is a manual-review finding of
+	// RecoverWarehouse too: left alone, logged, the others go on.
+	staged, err := s.stagedCommits(ctx, wh, func(key string, err error) error {
+		rep.ManualReview++
+		s.log.Error().Err(err).Str("warehouse", wh).Str("commit", key).Str("action", operatorAction(wh)).
+			Msg("undecodable commit record left for manual review")
+		return nil
+	})
 	if errors.Is(err, ErrUnavailable) {
 		// Not served (a damaged snapshot): nothing to recover until an
 		// operator restores it; the others go on.
@@ -80,13 +90,22 @@ type StagedCommit struct {
 }
 
 // StagedCommits lists the commits of a warehouse still staged (not marked
-// committed or abandoned), skipping those this Service is running.
+// committed or abandoned), skipping those this Service is running. An
+// undecodable commit record is an error.
 func (s *Service) StagedCommits(ctx context.Context, wh string) ([]StagedCommit, error) {
+	return s.stagedCommits(ctx, wh, func(key string, err error) error {
+		return fmt.Errorf("catalog: corrupt %s record %q: %w", KindCommit, key, err)
+	})
+}
+
+// stagedCommits is StagedCommits calling onBad for every undecodable
+// commit record; an error of onBad stops the walk.
+func (s *Service) stagedCommits(ctx context.Context, wh string, onBad func(key string, err error) error) ([]StagedCommit, error) {
 	var out []StagedCommit
 	err := s.walk(ctx, wh, KindCommit, func(r Record) error {
 		var c commitRec
 		if err := json.Unmarshal(r.Value, &c); err != nil {
-			return fmt.Errorf("catalog: corrupt %s record %q: %w", KindCommit, r.Key, err)
+			return onBad(r.Key, err)
 		}
 		s.mu.Lock()
 		running := s.inflight[c.ID]
@@ -99,42 +118,57 @@ func (s *Service) StagedCommits(ctx context.Context, wh string) ([]StagedCommit,
 	return out, err
 }
 
-// recoverOne resolves one staged commit by looking at the pointer.
+// recoverOne resolves one staged commit by its pointer (classifyStaged,
+// the rule RecoverWarehouse follows too). A commit recovery cannot decide
+// stays staged, nothing deleted, and is logged once with what the
+// operator runs next.
 func (s *Service) recoverOne(ctx context.Context, wh string, c StagedCommit, rep *RecoverReport) error {
-	var p pointerRec
-	_, err := s.getJSON(ctx, wh, c.Kind, identKey(c.Ident), &p)
-	if err != nil && !errors.Is(err, ErrNotFound) {
+	ptr, err := s.lookupPointer(ctx, wh, c.Kind, c.Ident)
+	if err != nil {
 		return fmt.Errorf("catalog: recover %s: %w", c.ID, err)
 	}
-	if err == nil && (p.MetadataLocation == c.To || s.inMetadataLog(ctx, wh, p.MetadataLocation, c.To)) {
+	v, err := s.classify(ctx, wh, c.rec, ptr)
+	if err != nil {
+		return fmt.Errorf("catalog: recover %s: %w", c.ID, err)
+	}
+	switch v.outcome {
+	case stagedCommitted:
 		s.resolve(ctx, wh, c.rec, c.version, commitCommitted)
 		rep.Committed++
-		return nil
+	case stagedAbandoned:
+		s.resolve(ctx, wh, c.rec, c.version, commitAbandoned)
+		rep.Abandoned++
+	default:
+		rep.ManualReview++
+		s.log.Error().Str("warehouse", wh).Str("commit", c.ID).Stringer("ident", c.Ident).Str("to", c.To).Str("reason", v.reason).
+			Str("action", operatorAction(wh)).
+			Msg("staged commit left for manual review: nothing deleted")
 	}
-	s.resolve(ctx, wh, c.rec, c.version, commitAbandoned)
-	rep.Abandoned++
 	return nil
 }
 
-// inMetadataLog reports whether the metadata file at cur lists loc in its
-// metadata-log: the commit to loc succeeded and later ones followed.
-func (s *Service) inMetadataLog(ctx context.Context, wh, cur, loc string) bool {
-	data, err := s.readMetadata(ctx, wh, cur)
+// lookupPointer reads the pointer record of a table or view for
+// classifyStaged. Only a backing failure is an error; an absent record
+// and an undecodable one are facts for the classifier.
+func (s *Service) lookupPointer(ctx context.Context, wh string, kind Kind, id Ident) (pointerSeen, error) {
+	rec, err := s.b.Get(ctx, wh, kind, identKey(id))
+	if errors.Is(err, ErrNotFound) {
+		return pointerSeen{}, nil
+	}
 	if err != nil {
-		return false
+		return pointerSeen{}, err
 	}
-	var m struct {
-		Log []struct {
-			File string `json:"metadata-file"`
-		} `json:"metadata-log"`
+	ptr := pointerSeen{found: true}
+	if err := json.Unmarshal(rec.Value, &ptr.p); err != nil {
+		ptr.decodeErr = err
 	}
-	if json.Unmarshal(data, &m) != nil {
-		return false
-	}
-	for _, e := range m.Log {
-		if e.File == loc {
-			return true
-		}
-	}
-	return false
+	return ptr, nil
+}
+
+// operatorAction is what the log of a manual-review finding tells the
+// operator to run (docs/operations/cutover-runbook.md, "Preflight and
+// recovery").
+func operatorAction(wh string) string {
+	return "run `cairn admin catalog recover " + wh + " --dry-run` to see why, fix the table with Iceberg tooling " +
+		"(for example re-register it from a good metadata file), then `cairn admin catalog recover " + wh + "`"
 }

@@ -114,6 +114,7 @@ func TestErrnoTableCoversSentinels(t *testing.T) {
 		"ErrIncompleteBody": objstore.ErrIncompleteBody, "ErrBadDigest": objstore.ErrBadDigest,
 		"ErrQuorumLost": objstore.ErrQuorumLost, "ErrDataCorrupt": objstore.ErrDataCorrupt,
 		"ErrInternal": objstore.ErrInternal, "ErrClosed": objstore.ErrClosed,
+		"ErrTooManyChanges": objstore.ErrTooManyChanges,
 	}
 	// The multipart sentinels: the mount never makes multipart uploads
 	// (it writes whole objects with Put), so meeting one is a bug of the

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/cairnstore/cairn/objstore"
+	"github.com/cairnstore/cairn/objstore/storetest"
 )
 
 const strongWarehouse = "stronglake"
@@ -94,7 +95,7 @@ func damageSnapshot(t *testing.T, dir, key string) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	st, err := objstore.Open(ctx, objstore.Options{Dir: dir, Parity: -1})
+	st, err := objstore.Open(ctx, objstore.Options{Dir: dir, Parity: -1, Index: storetest.OpenBolt(t, dir)})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -20,6 +20,7 @@ import (
 	"github.com/cairnstore/cairn/catalog"
 	"github.com/cairnstore/cairn/catalog/objectbacked"
 	"github.com/cairnstore/cairn/objstore"
+	"github.com/cairnstore/cairn/objstore/storetest"
 )
 
 // The catalog crash test: a child process (internal/catalogcrash) stops a
@@ -249,7 +250,7 @@ wait:
 func openCrashCatalog(t *testing.T, dir string) (*objstore.Store, *catalog.Service) {
 	t.Helper()
 	ctx := context.Background()
-	st, err := objstore.Open(ctx, objstore.Options{Dir: dir, Parity: -1})
+	st, err := objstore.Open(ctx, objstore.Options{Dir: dir, Parity: -1, Index: storetest.OpenBolt(t, dir)})
 	if err != nil {
 		t.Fatalf("open store: %v", err)
 	}

@@ -21,6 +21,7 @@ import (
 	"time"
 
 	"github.com/cairnstore/cairn/objstore"
+	"github.com/cairnstore/cairn/objstore/storetest"
 )
 
 // crashLine mirrors the crashworker's protocol.
@@ -153,7 +154,9 @@ func verifyCrashState(t *testing.T, dir string, m *crashModel, run int) {
 	t.Helper()
 	ctx := context.Background()
 	opt := objstore.Options{Dir: dir, Parity: -1, NoBackground: true}
-	s, err := objstore.Open(ctx, opt)
+	o := opt
+	o.Index = storetest.OpenBolt(t, dir)
+	s, err := objstore.Open(ctx, o)
 	if err != nil {
 		t.Fatalf("run %d: reopen: %v", run, err)
 	}
@@ -223,6 +226,7 @@ func verifyCrashState(t *testing.T, dir string, m *crashModel, run int) {
 	if err := s.Close(); err != nil {
 		t.Fatal(err)
 	}
+	opt.Index = storetest.OpenBolt(t, dir)
 	rep, err := objstore.Fsck(ctx, opt, nil)
 	if err != nil {
 		t.Fatalf("run %d: fsck: %v", run, err)

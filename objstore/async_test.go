@@ -176,7 +176,7 @@ func TestPutBackground(t *testing.T) {
 	if _, err := s.PutBackground(ctx, "bgput", "late", bytes.NewReader(nil), 0, PutOptions{}); !errors.Is(err, ErrClosed) {
 		t.Fatalf("background put after close: %v", err)
 	}
-	s, err = Open(ctx, opt)
+	s, err = Open(ctx, withBolt(t, opt))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -261,7 +261,7 @@ func TestBackgroundBurst(t *testing.T) {
 	if err := s.Close(); err != nil {
 		t.Fatal(err)
 	}
-	s, err = Open(ctx, opt)
+	s, err = Open(ctx, withBolt(t, opt))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -276,7 +276,7 @@ func TestBackgroundBurst(t *testing.T) {
 func openReopenable(t *testing.T) (*Store, Options) {
 	t.Helper()
 	opt := Options{Dir: t.TempDir(), DriveCount: 4, Parity: 2, BlockSize: 64 << 10, NoBackground: true}
-	s, err := Open(context.Background(), opt)
+	s, err := Open(context.Background(), withBolt(t, opt))
 	if err != nil {
 		t.Fatal(err)
 	}

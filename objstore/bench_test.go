@@ -198,7 +198,7 @@ func BenchmarkReedSolomonEncode(b *testing.B) {
 func newBenchStore(b *testing.B, drives int) (*Store, Options) {
 	b.Helper()
 	opt := Options{Dir: b.TempDir(), DriveCount: drives, Parity: -1}
-	s, err := Open(context.Background(), opt)
+	s, err := Open(context.Background(), withBolt(b, opt))
 	if err != nil {
 		b.Fatal(err)
 	}

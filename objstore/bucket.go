@@ -15,7 +15,11 @@ func (s *Store) CreateBucket(ctx context.Context, name string) error {
 		return err
 	}
 	return s.commit(ctx, nil, 0, func(tx meta.Tx) error {
-		if tx.Get(meta.Buckets, []byte(name)) != nil {
+		ok, err := meta.Has(tx, meta.Buckets, []byte(name))
+		if err != nil {
+			return err
+		}
+		if ok {
 			return fmt.Errorf("%w: %s", ErrBucketExists, name)
 		}
 		return tx.Put(meta.Buckets, []byte(name), meta.Encode(meta.Bucket{Name: name, Created: time.Now().UTC()}))
@@ -30,8 +34,8 @@ func (s *Store) EnsureSystemBucket(ctx context.Context, name string) error {
 		return fmt.Errorf("%w: system bucket %q must be \".\" and a valid bucket name", ErrInvalidBucketName, name)
 	}
 	return s.commit(ctx, nil, 0, func(tx meta.Tx) error {
-		if tx.Get(meta.Buckets, []byte(name)) != nil {
-			return nil
+		if ok, err := meta.Has(tx, meta.Buckets, []byte(name)); ok || err != nil {
+			return err
 		}
 		return tx.Put(meta.Buckets, []byte(name), meta.Encode(meta.Bucket{Name: name, Created: time.Now().UTC()}))
 	})
@@ -49,7 +53,11 @@ func (s *Store) DeleteBucket(ctx context.Context, name string) error {
 		}
 		p := meta.BucketPrefix(name)
 		for _, t := range []meta.Table{meta.Versions, meta.Objects, meta.Uploads} {
-			if k, _ := tx.Cursor(t).Seek(p); meta.HasPrefix(k, p) {
+			any, err := meta.HasAny(tx, t, p)
+			if err != nil {
+				return err
+			}
+			if any {
 				return fmt.Errorf("%w: %s", ErrBucketNotEmpty, name)
 			}
 		}
@@ -75,18 +83,17 @@ func (s *Store) HeadBucket(ctx context.Context, name string) (BucketInfo, error)
 func (s *Store) ListBuckets(ctx context.Context) ([]BucketInfo, error) {
 	var out []BucketInfo
 	err := s.idx.View(ctx, func(tx meta.Tx) error {
-		c := tx.Cursor(meta.Buckets)
-		for k, v := c.First(); k != nil; k, v = c.Next() {
+		return meta.Scan(tx, meta.Buckets, nil, func(k, v []byte) error {
 			if IsSystemBucket(string(k)) {
-				continue
+				return nil
 			}
 			var b meta.Bucket
 			if err := meta.Decode(v, &b); err != nil {
 				return err
 			}
 			out = append(out, bucketInfo(&b))
-		}
-		return nil
+			return nil
+		})
 	})
 	return out, err
 }

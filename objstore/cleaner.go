@@ -21,27 +21,44 @@ func (s *Store) clean(ctx context.Context, tidy bool) (int, error) {
 	defer s.cleanMu.Unlock()
 	var ids []erasure.DataID
 	var recs []meta.Data
+	var leases leaseState
+	now := time.Now()
 	s.pinGate.Lock()
 	err := s.idx.View(ctx, func(tx meta.Tx) error {
-		c := tx.Cursor(meta.Garbage)
-		for k, v := c.First(); k != nil; k, v = c.Next() {
+		var err error
+		if leases, err = s.readLeases(tx, now); err != nil {
+			return err
+		}
+		return meta.Scan(tx, meta.Garbage, nil, func(k, v []byte) error {
 			var id erasure.DataID
 			copy(id[:], k)
-			if s.pinned(id.String()) {
-				continue
+			if s.pinned(id.String()) || leases.data[id] {
+				return nil
 			}
 			var g meta.GarbageEntry
 			if err := meta.Decode(v, &g); err != nil {
 				return err
 			}
+			if s.inGrace(g.Since, now) {
+				return nil // another process may read it and not have leased it yet
+			}
 			ids = append(ids, id)
 			recs = append(recs, g.Data)
-		}
-		return nil
+			return nil
+		})
 	})
 	s.pinGate.Unlock()
 	if err != nil {
 		return 0, err
+	}
+	if len(leases.expired) > 0 {
+		// Their holders died without dropping them.
+		err := s.commitChunks(ctx, len(leases.expired), 1, func(tx meta.Tx, i int) error {
+			return tx.Delete(meta.Leases, leases.expired[i])
+		})
+		if err != nil {
+			return 0, err
+		}
 	}
 	if len(ids) == 0 {
 		return 0, s.maybeTidy(ctx, tidy)
@@ -59,21 +76,20 @@ func (s *Store) clean(ctx context.Context, tidy bool) (int, error) {
 			}
 		}
 	}
-	err = s.commit(ctx, nil, 0, func(tx meta.Tx) error {
-		for i, id := range ids {
-			if err := tx.Delete(meta.Garbage, meta.DataKey(id)); err != nil {
-				return err
-			}
-			if recs[i].Pack != 0 {
-				if err := tx.Delete(meta.PackData, meta.PackDataKey(recs[i].Pack, id)); err != nil {
-					return err
-				}
-				if err := adjustPackLive(tx, recs[i].Pack, -recs[i].Len, 0); err != nil {
-					return err
-				}
-			}
+	// Sent as requests of a few ids each, so that an index with bounded
+	// transactions takes them; each id's writes stay in one request.
+	err = s.commitChunks(ctx, len(ids), 3, func(tx meta.Tx, i int) error {
+		id := ids[i]
+		if err := tx.Delete(meta.Garbage, meta.DataKey(id)); err != nil {
+			return err
 		}
-		return nil
+		if recs[i].Pack == 0 {
+			return nil
+		}
+		if err := tx.Delete(meta.PackData, meta.PackDataKey(recs[i].Pack, id)); err != nil {
+			return err
+		}
+		return adjustPackLive(tx, recs[i].Pack, -recs[i].Len, 0)
 	})
 	if err != nil {
 		return 0, err
@@ -116,7 +132,11 @@ func (s *Store) runCleaner(ctx context.Context) {
 func (s *Store) startBackground() {
 	ctx, cancel := context.WithCancel(context.Background())
 	s.stopBG = cancel
-	for _, run := range []func(context.Context){s.runCleaner, s.runHealer, s.runLifecycle} {
+	runs := []func(context.Context){s.runCleaner, s.runHealer, s.runLifecycle}
+	if s.opt.ReaderGrace > 0 {
+		runs = append(runs, s.runLeaser)
+	}
+	for _, run := range runs {
 		s.bg.Add(1)
 		go func() {
 			defer s.bg.Done()

@@ -275,24 +275,39 @@ func (s *Store) syncBatch(batch []*commitReq) []*commitReq {
 	return kept
 }
 
-// commitBatch applies the batch in one transaction. A request whose fn
-// fails gets its error and the batch is re-run without it (the failed
-// attempt is rolled back, which costs no I/O).
+// commitBatch applies the batch in one transaction, request after
+// request, each seeing the writes of those before it (the index's
+// read-your-writes rule). A request whose fn fails gets its error and the
+// batch is re-run without it (the failed attempt is rolled back, which
+// costs no I/O). The batch is split where the index's transaction bound
+// (meta.Limits) would be passed: the requests before that point commit
+// together and the rest go on in the next transaction; a request that
+// alone passes it fails with ErrTooManyChanges.
 func (s *Store) commitBatch(batch []*commitReq) {
 	ctx := context.Background() // requests are committed even when their caller gave up
+	limits := s.idx.Limits()
 	for len(batch) > 0 {
-		failed := -1
+		failed, split := -1, len(batch)
 		var ferr error
 		var made bool
 		err := s.idx.Update(ctx, func(tx meta.Tx) error {
-			gtx := &garbageTx{Tx: tx}
+			btx := &batchTx{Tx: tx}
 			for i, r := range batch {
-				if err := runFn(r.fn, gtx); err != nil {
+				err := runFn(r.fn, btx)
+				if err == nil && !limits.Fits(btx.writes, btx.bytes) {
+					err = fmt.Errorf("%w: %d writes of %d bytes, the index takes %d and %d", meta.ErrTxTooLarge,
+						btx.writes, btx.bytes, limits.MaxWrites, limits.MaxBytes)
+				}
+				if err != nil {
+					if i > 0 && errors.Is(err, meta.ErrTxTooLarge) {
+						split = i
+						return errSplit
+					}
 					failed, ferr = i, err
 					return err
 				}
 			}
-			made = gtx.made
+			made = btx.made
 			return nil
 		})
 		if err == nil {
@@ -306,30 +321,58 @@ func (s *Store) commitBatch(batch []*commitReq) {
 			}
 			return
 		}
+		if failed < 0 && split == len(batch) && errors.Is(err, meta.ErrTxTooLarge) && len(batch) > 1 {
+			split = len(batch) / 2 // a request hid the index's refusal: halve and retry
+		}
+		if split < len(batch) {
+			s.commitBatch(batch[:split])
+			batch = batch[split:]
+			continue
+		}
 		if failed < 0 {
-			// The commit itself failed: nothing of the batch is visible.
-			for _, r := range batch {
-				r.done <- fmt.Errorf("index commit: %w", err)
+			if errors.Is(err, meta.ErrTxTooLarge) {
+				failed, ferr = 0, err
+			} else {
+				// The commit itself failed: nothing of the batch is visible.
+				for _, r := range batch {
+					r.done <- fmt.Errorf("index commit: %w", err)
+				}
+				s.log.Error().Err(err).Int("requests", len(batch)).Msg("index commit failed")
+				return
 			}
-			s.log.Error().Err(err).Int("requests", len(batch)).Msg("index commit failed")
-			return
+		}
+		if errors.Is(ferr, meta.ErrTxTooLarge) {
+			ferr = fmt.Errorf("%w: %w", ErrTooManyChanges, ferr)
 		}
 		batch[failed].done <- ferr
 		batch = append(batch[:failed:failed], batch[failed+1:]...)
 	}
 }
 
-// garbageTx is a transaction that notes whether it made garbage.
-type garbageTx struct {
+// errSplit ends a transaction whose batch must be split.
+var errSplit = errors.New("objstore: batch passes the index's transaction bound")
+
+// batchTx is a transaction that counts its writes, for the index's
+// transaction bound, and notes whether it made garbage.
+type batchTx struct {
 	meta.Tx
-	made bool
+	writes, bytes int
+	made          bool
 }
 
-func (t *garbageTx) Put(table meta.Table, key, value []byte) error {
+func (t *batchTx) Put(table meta.Table, key, value []byte) error {
+	t.writes++
+	t.bytes += len(key) + len(value)
 	if table == meta.Garbage {
 		t.made = true
 	}
 	return t.Tx.Put(table, key, value)
+}
+
+func (t *batchTx) Delete(table meta.Table, key []byte) error {
+	t.writes++
+	t.bytes += len(key)
+	return t.Tx.Delete(table, key)
 }
 
 // runFn runs fn, turning a panic into an error so one bad request cannot

@@ -46,24 +46,27 @@ func (s *Store) compactPacks(ctx context.Context) error {
 	var moves []packMove
 	err := s.idx.View(ctx, func(tx meta.Tx) error {
 		var budget int64 = compactBudget
-		c := tx.Cursor(meta.Packs)
-		for k, v := c.First(); k != nil && budget > 0; k, v = c.Next() {
+		return meta.Scan(tx, meta.Packs, nil, func(k, v []byte) error {
+			if budget <= 0 {
+				return meta.ErrStop
+			}
 			seg, _ := meta.ParsePackKey(k)
 			var p meta.PackInfo
 			if err := meta.Decode(v, &p); err != nil {
 				return err
 			}
 			if seg == active || p.Live <= 0 || float64(p.Live) >= compactBelow*float64(p.End) {
-				continue
+				return nil
 			}
-			prefix := meta.PackKey(seg)
-			dc := tx.Cursor(meta.PackData)
-			for dk, _ := dc.Seek(prefix); meta.HasPrefix(dk, prefix) && budget > 0; dk, _ = dc.Next() {
+			return meta.Scan(tx, meta.PackData, meta.PackKey(seg), func(dk, _ []byte) error {
+				if budget <= 0 {
+					return meta.ErrStop
+				}
 				var id erasure.DataID
 				copy(id[:], dk[8:])
-				raw := tx.Get(meta.DataTable, meta.DataKey(id))
-				if raw == nil {
-					continue // garbage: the cleaner frees it
+				raw, err := tx.Get(meta.DataTable, meta.DataKey(id))
+				if raw == nil || err != nil {
+					return err // nil: garbage, the cleaner frees it
 				}
 				var d meta.Data
 				if err := meta.Decode(raw, &d); err != nil {
@@ -73,9 +76,9 @@ func (s *Store) compactPacks(ctx context.Context) error {
 					moves = append(moves, packMove{id: id, rec: d})
 					budget -= d.Len
 				}
-			}
-		}
-		return nil
+				return nil
+			})
+		})
 	})
 	if err != nil || len(moves) == 0 {
 		return err
@@ -136,9 +139,9 @@ func (s *Store) movePacked(ctx context.Context, mv packMove) error {
 	moved := old
 	moved.Pack, moved.Off = seg, off
 	return s.enqueue(ctx, &commitReq{shards: shards, quorum: quorum, packSeg: seg, fn: func(tx meta.Tx) error {
-		raw := tx.Get(meta.DataTable, meta.DataKey(mv.id))
-		if raw == nil {
-			return nil // freed meanwhile: the copy is dead space
+		raw, err := tx.Get(meta.DataTable, meta.DataKey(mv.id))
+		if raw == nil || err != nil {
+			return err // nil: freed meanwhile, the copy is dead space
 		}
 		var cur meta.Data
 		if err := meta.Decode(raw, &cur); err != nil {

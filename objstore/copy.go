@@ -188,13 +188,20 @@ func (s *Store) RenamePrefix(ctx context.Context, bucket, from, to string, opt R
 			c := tx.Cursor(meta.Objects)
 			k, _ := c.Seek(p)
 			if meta.HasPrefix(k, p) && opt.ReplaceMarker && bytes.Equal(k, p) {
-				if k, _ = c.Next(); !meta.HasPrefix(k, p) {
+				if k, _ = c.Next(); !meta.HasPrefix(k, p) && c.Err() == nil {
 					if _, err := deleteCurrent(tx, b, to); err != nil {
 						return err
 					}
 				}
 			}
-			if k, _ := tx.Cursor(meta.Objects).Seek(p); meta.HasPrefix(k, p) {
+			if err := c.Err(); err != nil {
+				return err
+			}
+			taken, err := meta.HasAny(tx, meta.Objects, p)
+			if err != nil {
+				return err
+			}
+			if taken {
 				return fmt.Errorf("%w: keys exist under %q", ErrPreconditionFailed, to)
 			}
 		}
@@ -204,14 +211,17 @@ func (s *Store) RenamePrefix(ctx context.Context, bucket, from, to string, opt R
 		}
 		var items []item
 		p := meta.ObjectKey(bucket, from)
-		c := tx.Cursor(meta.Objects)
-		for k, raw := c.Seek(p); meta.HasPrefix(k, p); k, raw = c.Next() {
+		err = meta.Scan(tx, meta.Objects, p, func(k, raw []byte) error {
 			var v meta.Version
 			if err := meta.Decode(raw, &v); err != nil {
 				return err
 			}
 			_, key, _ := meta.SplitObjectKey(k)
 			items = append(items, item{key, v})
+			return nil
+		})
+		if err != nil {
+			return err
 		}
 		for i := range items {
 			dst := to + strings.TrimPrefix(items[i].key, from)

@@ -56,7 +56,7 @@ func shardSums(t *testing.T, dir string) map[string][32]byte {
 
 func healAndCompare(t *testing.T, opt Options, want map[string][32]byte, when string) {
 	t.Helper()
-	rep, err := Heal(context.Background(), opt, nil)
+	rep, err := Heal(context.Background(), withBolt(t, opt), nil)
 	if err != nil || !rep.OK() {
 		t.Fatalf("%s: heal: %+v %v", when, rep, err)
 	}
@@ -69,7 +69,7 @@ func healAndCompare(t *testing.T, opt Options, want map[string][32]byte, when st
 			t.Fatalf("%s: shard %s differs after heal", when, f)
 		}
 	}
-	fs, err := Fsck(context.Background(), opt, nil)
+	fs, err := Fsck(context.Background(), withBolt(t, opt), nil)
 	if err != nil || !fs.Clean() {
 		t.Fatalf("%s: fsck after heal: %+v %v", when, fs, err)
 	}
@@ -81,7 +81,7 @@ func TestDegradedReadAndHeal(t *testing.T) {
 	}
 	ctx := context.Background()
 	opt := Options{Dir: t.TempDir(), DriveCount: 4, Parity: 2, NoBackground: true}
-	s, err := Open(ctx, opt)
+	s, err := Open(ctx, withBolt(t, opt))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -100,7 +100,7 @@ func TestDegradedReadAndHeal(t *testing.T) {
 		for b := a + 1; b < 4; b++ {
 			when := fmt.Sprintf("drives d%d and d%d deleted", a, b)
 			t.Run(fmt.Sprintf("lose-d%d-d%d", a, b), func(t *testing.T) {
-				s, err := Open(ctx, opt)
+				s, err := Open(ctx, withBolt(t, opt))
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -113,7 +113,7 @@ func TestDegradedReadAndHeal(t *testing.T) {
 				checkAll(t, s, objs, when+" (online)")
 				s.Close()
 				// And again after a restart, which formats them empty.
-				s, err = Open(ctx, opt)
+				s, err = Open(ctx, withBolt(t, opt))
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -138,13 +138,13 @@ func TestDegradedReadAndHeal(t *testing.T) {
 					t.Fatal(err)
 				}
 				raw[off] ^= 0x5a
-				s, err := Open(ctx, opt)
+				s, err := Open(ctx, withBolt(t, opt))
 				if err != nil {
 					t.Fatal(err)
 				}
 				checkAll(t, s, objs, fmt.Sprintf("byte %d of %s flipped", off, rel))
 				s.Close()
-				rep, err := Fsck(ctx, opt, nil)
+				rep, err := Fsck(ctx, withBolt(t, opt), nil)
 				if err != nil || len(rep.CorruptShards) != 1 {
 					t.Fatalf("fsck should report the flipped shard: %+v %v", rep, err)
 				}

@@ -63,6 +63,11 @@ var (
 	ErrInternal = errors.New("internal error")
 	// ErrClosed: the store is closed.
 	ErrClosed = errors.New("store closed")
+	// ErrTooManyChanges: one operation would change more index entries
+	// than the index takes in one transaction (meta.Limits: an index on
+	// etcd takes 128 writes by default); nothing was changed. Renaming a
+	// smaller prefix, or fewer keys at once, fits.
+	ErrTooManyChanges = errors.New("operation changes too many keys at once")
 )
 
 // PartError tells which part of a complete request was rejected; it wraps

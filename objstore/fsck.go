@@ -27,11 +27,12 @@ type FsckReport struct {
 	CorruptShards []ShardRef `json:"corrupt_shards"` // bad header, size or block checksum
 	LostData      []ShardRef `json:"lost_data"`      // data with fewer than k good shards (Drive -1)
 	Dangling      []string   `json:"dangling"`       // versions or parts naming data the index lacks
+	Index         []string   `json:"index"`          // broken index invariants (meta/doc.go): leaks, lost updates
 }
 
 // Clean reports whether nothing is wrong.
 func (r FsckReport) Clean() bool {
-	return len(r.OrphanShards)+len(r.MissingShards)+len(r.CorruptShards)+len(r.LostData)+len(r.Dangling) == 0
+	return len(r.OrphanShards)+len(r.MissingShards)+len(r.CorruptShards)+len(r.LostData)+len(r.Dangling)+len(r.Index) == 0
 }
 
 // Fsck checks an offline data directory and changes nothing: every shard
@@ -94,6 +95,9 @@ func (s *Store) fsck(ctx context.Context, progress func(Progress)) (FsckReport, 
 	if err := s.checkRefs(ctx, known, &rep); err != nil {
 		return rep, err
 	}
+	if err := s.checkIndex(ctx, &rep); err != nil {
+		return rep, err
+	}
 	packs, err := s.initPacks(ctx, false)
 	if err != nil {
 		return rep, err
@@ -118,11 +122,14 @@ func (s *Store) fsck(ctx context.Context, progress func(Progress)) (FsckReport, 
 func (s *Store) checkRefs(ctx context.Context, known map[string]bool, rep *FsckReport) error {
 	return s.idx.View(ctx, func(tx meta.Tx) error {
 		live := map[string]bool{}
-		c := tx.Cursor(meta.DataTable)
-		for k, _ := c.First(); k != nil; k, _ = c.Next() {
+		err := meta.Scan(tx, meta.DataTable, nil, func(k, _ []byte) error {
 			var id erasure.DataID
 			copy(id[:], k)
 			live[id.String()] = true
+			return nil
+		})
+		if err != nil {
+			return err
 		}
 		check := func(where string, segs []meta.Segment) {
 			for _, sg := range segs {
@@ -131,8 +138,7 @@ func (s *Store) checkRefs(ctx context.Context, known map[string]bool, rep *FsckR
 				}
 			}
 		}
-		vc := tx.Cursor(meta.Versions)
-		for k, raw := vc.First(); k != nil; k, raw = vc.Next() {
+		err = meta.Scan(tx, meta.Versions, nil, func(k, raw []byte) error {
 			rep.Versions++
 			var v meta.Version
 			if err := meta.Decode(raw, &v); err != nil {
@@ -140,16 +146,19 @@ func (s *Store) checkRefs(ctx context.Context, known map[string]bool, rep *FsckR
 			}
 			b, key, _, _ := meta.SplitVersionKey(k)
 			check(fmt.Sprintf("%s/%s version %s", b, key, v.VersionID), v.Segments)
+			return nil
+		})
+		if err != nil {
+			return err
 		}
-		pc := tx.Cursor(meta.Parts)
-		for k, raw := pc.First(); k != nil; k, raw = pc.Next() {
+		return meta.Scan(tx, meta.Parts, nil, func(k, raw []byte) error {
 			var p meta.Part
 			if err := meta.Decode(raw, &p); err != nil {
 				return err
 			}
 			check(fmt.Sprintf("upload part %q", k), p.Segments)
-		}
-		return nil
+			return nil
+		})
 	})
 }
 
@@ -179,11 +188,11 @@ func (s *Store) sweepCount(ctx context.Context) (int64, error) {
 				if err != nil {
 					return nil // not a shard name: leave it for an operator
 				}
-				k := meta.DataKey(id)
-				if tx.Get(meta.DataTable, k) == nil && tx.Get(meta.Garbage, k) == nil {
+				known, err := dataKnown(tx, meta.DataKey(id))
+				if err == nil && !known {
 					orphans = append(orphans, name)
 				}
-				return nil
+				return err
 			})
 		})
 		if err != nil {
@@ -197,4 +206,12 @@ func (s *Store) sweepCount(ctx context.Context) (int64, error) {
 		}
 	}
 	return removed, nil
+}
+
+// dataKnown reports whether the index holds data id key, live or garbage.
+func dataKnown(tx meta.Tx, key []byte) (bool, error) {
+	if ok, err := meta.Has(tx, meta.DataTable, key); ok || err != nil {
+		return ok, err
+	}
+	return meta.Has(tx, meta.Garbage, key)
 }

@@ -81,8 +81,7 @@ func (s *Store) allData(ctx context.Context) ([]dataItem, error) {
 	var out []dataItem
 	err := s.idx.View(ctx, func(tx meta.Tx) error {
 		for _, t := range []meta.Table{meta.DataTable, meta.Garbage} {
-			c := tx.Cursor(t)
-			for k, v := c.First(); k != nil; k, v = c.Next() {
+			err := meta.Scan(tx, t, nil, func(k, v []byte) error {
 				it := dataItem{garbage: t == meta.Garbage}
 				copy(it.id[:], k)
 				if t == meta.Garbage {
@@ -95,6 +94,10 @@ func (s *Store) allData(ctx context.Context) ([]dataItem, error) {
 					return err
 				}
 				out = append(out, it)
+				return nil
+			})
+			if err != nil {
+				return err
 			}
 		}
 		return nil
@@ -276,9 +279,9 @@ func (s *Store) runHealer(ctx context.Context) {
 			var d meta.Data
 			found := false
 			_ = s.idx.View(ctx, func(tx meta.Tx) error {
-				raw := tx.Get(meta.DataTable, meta.DataKey(id))
+				raw, err := tx.Get(meta.DataTable, meta.DataKey(id))
 				found = raw != nil && meta.Decode(raw, &d) == nil
-				return nil
+				return err
 			})
 			if !found {
 				continue // freed meanwhile, or a write that never committed

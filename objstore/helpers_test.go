@@ -6,6 +6,9 @@ import (
 	"io"
 	"math/rand/v2"
 	"testing"
+	"time"
+
+	"github.com/cairnstore/cairn/objstore/meta"
 )
 
 // newTestStore opens a store in a temporary directory and, when the test
@@ -19,7 +22,7 @@ func newTestStore(t testing.TB, drives, parity int, tweak ...func(*Options)) (*S
 	for _, f := range tweak {
 		f(&opt)
 	}
-	s, err := Open(context.Background(), opt)
+	s, err := Open(context.Background(), withBolt(t, opt))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -32,7 +35,7 @@ func newTestStore(t testing.TB, drives, parity int, tweak ...func(*Options)) (*S
 		}
 		o := opt
 		o.Parity = -1
-		rep, err := Fsck(context.Background(), o, nil)
+		rep, err := Fsck(context.Background(), withBolt(t, o), nil)
 		if err != nil {
 			t.Errorf("fsck: %v", err)
 			return
@@ -42,6 +45,19 @@ func newTestStore(t testing.TB, drives, parity int, tweak ...func(*Options)) (*S
 		}
 	})
 	return s, opt
+}
+
+// withBolt returns opt with the bbolt index of opt.Dir opened as its
+// Index, as cmd/ does: the store it opens closes it.
+func withBolt(t testing.TB, opt Options) Options {
+	t.Helper()
+	idx, err := meta.OpenBolt(meta.BoltPath(opt.Dir), 2*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = idx.Close() }) // for a test that failed before closing its store
+	opt.Index = idx
+	return opt
 }
 
 func randBytes(n int, seed uint64) []byte {

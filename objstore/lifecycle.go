@@ -19,8 +19,7 @@ func (s *Store) ExpireUploads(ctx context.Context, now time.Time) (int, error) {
 		}
 		cutoff := now.Add(-time.Duration(r.AbortIncompleteDays) * s.opt.LifecycleDay)
 		p := meta.ObjectKey(b.Name, r.Prefix)
-		uc := tx.Cursor(meta.Uploads)
-		for uk, uraw := uc.Seek(p); meta.HasPrefix(uk, p); uk, uraw = uc.Next() {
+		return meta.Scan(tx, meta.Uploads, p, func(_, uraw []byte) error {
 			var u meta.Upload
 			if err := meta.Decode(uraw, &u); err != nil {
 				return err
@@ -28,8 +27,8 @@ func (s *Store) ExpireUploads(ctx context.Context, now time.Time) (int, error) {
 			if u.Initiated.Before(cutoff) && strings.HasPrefix(u.Key, r.Prefix) {
 				expired = append(expired, u)
 			}
-		}
-		return nil
+			return nil
+		})
 	})
 	if err != nil {
 		return 0, err
@@ -56,8 +55,7 @@ func (s *Store) ExpireUploads(ctx context.Context, now time.Time) (int, error) {
 // in one read transaction.
 func (s *Store) forEachRule(ctx context.Context, fn func(tx meta.Tx, b *meta.Bucket, r LifecycleRule) error) error {
 	return s.idx.View(ctx, func(tx meta.Tx) error {
-		bc := tx.Cursor(meta.Buckets)
-		for k, raw := bc.First(); k != nil; k, raw = bc.Next() {
+		return meta.Scan(tx, meta.Buckets, nil, func(_, raw []byte) error {
 			var b meta.Bucket
 			if err := meta.Decode(raw, &b); err != nil {
 				return err
@@ -70,8 +68,8 @@ func (s *Store) forEachRule(ctx context.Context, fn func(tx meta.Tx, b *meta.Buc
 					return err
 				}
 			}
-		}
-		return nil
+			return nil
+		})
 	})
 }
 
@@ -113,8 +111,7 @@ func (s *Store) ExpireObjects(ctx context.Context, now time.Time) (int, error) {
 		}
 		cutoff := now.Add(-time.Duration(r.ExpirationDays) * s.opt.LifecycleDay)
 		p := meta.ObjectKey(b.Name, r.Prefix)
-		oc := tx.Cursor(meta.Objects)
-		for ok, oraw := oc.Seek(p); meta.HasPrefix(ok, p); ok, oraw = oc.Next() {
+		return meta.Scan(tx, meta.Objects, p, func(ok, oraw []byte) error {
 			var v meta.Version
 			if err := meta.Decode(oraw, &v); err != nil {
 				return err
@@ -123,8 +120,8 @@ func (s *Store) ExpireObjects(ctx context.Context, now time.Time) (int, error) {
 				_, key, _ := meta.SplitObjectKey(ok)
 				targets = append(targets, target{b.Name, key, cutoff})
 			}
-		}
-		return nil
+			return nil
+		})
 	})
 	if err != nil {
 		return 0, err

@@ -75,7 +75,7 @@ func (s *Store) List(ctx context.Context, bucket string, opt ListOptions) (ListP
 		if !page.IsTruncated {
 			page.NextMarker = ""
 		}
-		return nil
+		return c.Err()
 	})
 	return page, err
 }
@@ -207,7 +207,7 @@ func (s *Store) ListVersions(ctx context.Context, bucket string, opt ListVersion
 		if !page.IsTruncated {
 			page.NextKeyMarker, page.NextVersionIDMarker = "", ""
 		}
-		return nil
+		return c.Err()
 	})
 	return page, err
 }

@@ -66,7 +66,10 @@ func (s *Store) CreateMultipartUpload(ctx context.Context, bucket, key string, o
 
 // getUpload returns the upload, checking it belongs to bucket/key.
 func getUpload(tx meta.Tx, bucket, key, id string) (*meta.Upload, error) {
-	raw := tx.Get(meta.Uploads, meta.UploadKey(bucket, key, id))
+	raw, err := tx.Get(meta.Uploads, meta.UploadKey(bucket, key, id))
+	if err != nil {
+		return nil, err
+	}
 	if raw == nil {
 		return nil, fmt.Errorf("%w: %s", ErrNoSuchUpload, id)
 	}
@@ -78,9 +81,9 @@ func getUpload(tx meta.Tx, bucket, key, id string) (*meta.Upload, error) {
 }
 
 func getPart(tx meta.Tx, id string, n int) (*meta.Part, error) {
-	raw := tx.Get(meta.Parts, meta.PartKey(id, n))
-	if raw == nil {
-		return nil, nil
+	raw, err := tx.Get(meta.Parts, meta.PartKey(id, n))
+	if raw == nil || err != nil {
+		return nil, err
 	}
 	var p meta.Part
 	if err := meta.Decode(raw, &p); err != nil {
@@ -344,13 +347,16 @@ func completeETag(parts []CompletePart) string {
 func deleteUpload(tx meta.Tx, u *meta.Upload, keep map[int]bool) error {
 	var parts []meta.Part
 	prefix := meta.PartPrefix(u.UploadID)
-	c := tx.Cursor(meta.Parts)
-	for k, raw := c.Seek(prefix); meta.HasPrefix(k, prefix); k, raw = c.Next() {
+	err := meta.Scan(tx, meta.Parts, prefix, func(_, raw []byte) error {
 		var p meta.Part
 		if err := meta.Decode(raw, &p); err != nil {
 			return err
 		}
 		parts = append(parts, p)
+		return nil
+	})
+	if err != nil {
+		return err
 	}
 	for _, p := range parts {
 		if !keep[p.Number] {
@@ -427,7 +433,7 @@ func (s *Store) ListMultipartUploads(ctx context.Context, bucket string, opt Lis
 			}
 			uploads = append(uploads, UploadInfo{Bucket: u.Bucket, Key: u.Key, UploadID: u.UploadID, Initiated: u.Initiated})
 		}
-		return nil
+		return c.Err()
 	})
 	return uploads, truncated, err
 }
@@ -458,7 +464,7 @@ func (s *Store) ListParts(ctx context.Context, bucket, key, uploadID string, mar
 			}
 			parts = append(parts, PartInfo{Number: p.Number, ETag: p.ETag, Size: p.Size, ModTime: p.ModTime})
 		}
-		return nil
+		return c.Err()
 	})
 	return parts, truncated, err
 }

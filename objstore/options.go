@@ -6,12 +6,19 @@ import (
 	"time"
 
 	"github.com/rs/zerolog"
+
+	"github.com/cairnstore/cairn/objstore/meta"
 )
 
 // Options configures a Store. Only cmd/ fills it from flags and env.
 type Options struct {
-	// Dir is the data directory: meta/ (the bbolt index), drives/d0..dN-1
-	// (unless Drives is set) and tmp/.
+	// Index is the store's index; required. cmd/ opens the default, bbolt
+	// at meta.BoltPath(Dir) (meta.OpenBolt); tests may give meta.NewMem.
+	// Open takes it over: Store.Close closes it, and so does an Open (or
+	// Fsck, Heal) that fails.
+	Index meta.Index
+	// Dir is the data directory: drives/d0..dN-1 (unless Drives is set)
+	// and tmp/, and by default meta/ for the bbolt index.
 	Dir string
 	// Drives lists explicit drive directories. Empty means DriveCount
 	// directories under Dir/drives.
@@ -45,6 +52,13 @@ type Options struct {
 	// DaysAfterInitiation and Days); zero means 24h. Shorter days let
 	// tests and rehearsals see rules act.
 	LifecycleDay time.Duration
+	// ReaderGrace is how long garbage waits before the cleaner frees it,
+	// for readers in other processes that share the index and whose pins
+	// this process cannot see; such readers lease what they read, in the
+	// index, within ReaderGrace/4 (see lease.go). Zero, for an index only
+	// this process opens (bbolt's file lock ensures it), frees garbage as
+	// soon as no reader of this process pins it.
+	ReaderGrace time.Duration
 	// ReadCacheSize is the memory, in bytes, that keeps decoded blocks of
 	// large objects read more than once (objstore/blockcache), so that hot
 	// reads skip the shards; zero turns the cache off.
@@ -96,7 +110,8 @@ func (o Options) withDefaults() Options {
 	return o
 }
 
-// Validate reports an options error before anything is opened.
+// Validate reports an options error before anything is opened. It does
+// not ask for Index, which the caller opens once the options are valid.
 func (o Options) Validate() error {
 	if o.Dir == "" {
 		return fmt.Errorf("%w: data directory is required", ErrInvalidArgument)
@@ -113,11 +128,10 @@ func (o Options) Validate() error {
 	if o.BlockSize < 0 || o.MinPartSize < 0 || o.ReadCacheSize < 0 {
 		return fmt.Errorf("%w: negative size", ErrInvalidArgument)
 	}
-	if o.CleanerInterval < 0 || o.LifecycleInterval < 0 || o.LifecycleDay < 0 {
+	if o.CleanerInterval < 0 || o.LifecycleInterval < 0 || o.LifecycleDay < 0 || o.ReaderGrace < 0 {
 		return fmt.Errorf("%w: negative interval", ErrInvalidArgument)
 	}
 	return nil
 }
 
-func (o Options) metaPath() string { return filepath.Join(o.Dir, "meta", "index.db") }
-func (o Options) tmpDir() string   { return filepath.Join(o.Dir, "tmp") }
+func (o Options) tmpDir() string { return filepath.Join(o.Dir, "tmp") }

@@ -151,14 +151,13 @@ func (s *Store) syncPacks(ctx context.Context, segs map[uint64]bool) map[uint64]
 func (s *Store) initPacks(ctx context.Context, remove bool) (orphans []ShardRef, err error) {
 	known := map[uint64]bool{}
 	err = s.idx.View(ctx, func(tx meta.Tx) error {
-		c := tx.Cursor(meta.Packs)
-		for k, _ := c.First(); k != nil; k, _ = c.Next() {
+		return meta.Scan(tx, meta.Packs, nil, func(k, _ []byte) error {
 			if seg, ok := meta.ParsePackKey(k); ok {
 				known[seg] = true
 				s.packs.next = max(s.packs.next, seg+1)
 			}
-		}
-		return nil
+			return nil
+		})
 	})
 	if err != nil {
 		return nil, err
@@ -189,19 +188,23 @@ func (s *Store) initPacks(ctx context.Context, remove bool) (orphans []ShardRef,
 // all freed and that no reader pins.
 func (s *Store) freeDeadPacks(ctx context.Context) error {
 	var dead []uint64
+	now := time.Now()
 	err := s.idx.View(ctx, func(tx meta.Tx) error {
-		c := tx.Cursor(meta.Packs)
-		for k, v := c.First(); k != nil; k, v = c.Next() {
+		leases, err := s.readLeases(tx, now)
+		if err != nil {
+			return err
+		}
+		return meta.Scan(tx, meta.Packs, nil, func(k, v []byte) error {
 			seg, _ := meta.ParsePackKey(k)
 			var p meta.PackInfo
 			if err := meta.Decode(v, &p); err != nil {
 				return err
 			}
-			if p.Live <= 0 {
+			if p.Live <= 0 && !leases.segs[seg] && !s.inGrace(p.Dead, now) {
 				dead = append(dead, seg)
 			}
-		}
-		return nil
+			return nil
+		})
 	})
 	if err != nil || len(dead) == 0 {
 		return err
@@ -225,13 +228,8 @@ func (s *Store) freeDeadPacks(ctx context.Context) error {
 	if len(freed) == 0 {
 		return nil
 	}
-	return s.commit(ctx, nil, 0, func(tx meta.Tx) error {
-		for _, seg := range freed {
-			if err := tx.Delete(meta.Packs, meta.PackKey(seg)); err != nil {
-				return err
-			}
-		}
-		return nil
+	return s.commitChunks(ctx, len(freed), 1, func(tx meta.Tx, i int) error {
+		return tx.Delete(meta.Packs, meta.PackKey(freed[i]))
 	})
 }
 
@@ -239,7 +237,11 @@ func (s *Store) freeDeadPacks(ctx context.Context) error {
 // to at least end, creating its entry on first use.
 func adjustPackLive(tx meta.Tx, seg uint64, delta, end int64) error {
 	var p meta.PackInfo
-	if raw := tx.Get(meta.Packs, meta.PackKey(seg)); raw != nil {
+	raw, err := tx.Get(meta.Packs, meta.PackKey(seg))
+	if err != nil {
+		return err
+	}
+	if raw != nil {
 		if err := meta.Decode(raw, &p); err != nil {
 			return err
 		}
@@ -250,5 +252,8 @@ func adjustPackLive(tx meta.Tx, seg uint64, delta, end int64) error {
 	}
 	p.Live += delta
 	p.End = max(p.End, end)
+	if p.Live <= 0 && delta < 0 {
+		p.Dead = time.Now().UTC()
+	}
 	return tx.Put(meta.Packs, meta.PackKey(seg), meta.Encode(p))
 }

@@ -120,11 +120,11 @@ func TestOrphanPackSwept(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	rep, err := Fsck(ctx, opt, nil)
+	rep, err := Fsck(ctx, withBolt(t, opt), nil)
 	if err != nil || len(rep.OrphanShards) != 4 {
 		t.Fatalf("fsck: %+v %v", rep, err)
 	}
-	s2, err := Open(ctx, opt)
+	s2, err := Open(ctx, withBolt(t, opt))
 	if err != nil {
 		t.Fatal(err)
 	}

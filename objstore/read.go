@@ -66,7 +66,7 @@ func lookupVersion(tx meta.Tx, bucket, key, vid string) (*meta.Version, bool, er
 	newest := tx.Cursor(meta.Versions)
 	k, _ := newest.Seek(meta.VersionPrefix(bucket, key))
 	_, _, seq, _ := meta.SplitVersionKey(k)
-	return v, seq == v.Seq, nil
+	return v, seq == v.Seq, newest.Err()
 }
 
 // ObjectReader reads one version of an object. It pins the version's data
@@ -164,7 +164,10 @@ func loadData(tx meta.Tx, id string) (meta.Data, error) {
 	if err != nil {
 		return meta.Data{}, fmt.Errorf("%w: data id %q", meta.ErrCorruptRecord, id)
 	}
-	raw := tx.Get(meta.DataTable, meta.DataKey(did))
+	raw, err := tx.Get(meta.DataTable, meta.DataKey(did))
+	if err != nil {
+		return meta.Data{}, err
+	}
 	if raw == nil {
 		return meta.Data{}, fmt.Errorf("%w: data %s is not in the index", ErrDataCorrupt, id)
 	}

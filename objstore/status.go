@@ -108,8 +108,7 @@ func (s *Store) Status(ctx context.Context) (Status, error) {
 		st.Drives = append(st.Drives, ds)
 	}
 	err := s.idx.View(ctx, func(tx meta.Tx) error {
-		bc := tx.Cursor(meta.Buckets)
-		for name, raw := bc.First(); name != nil; name, raw = bc.Next() {
+		return meta.Scan(tx, meta.Buckets, nil, func(_, raw []byte) error {
 			if err := ctx.Err(); err != nil {
 				return err
 			}
@@ -127,8 +126,8 @@ func (s *Store) Status(ctx context.Context) (Status, error) {
 				st.BucketCount++
 			}
 			st.Buckets = append(st.Buckets, bst)
-		}
-		return nil
+			return nil
+		})
 	})
 	if err != nil {
 		return Status{}, fmt.Errorf("status: %w", err)
@@ -143,27 +142,27 @@ func (s *Store) Status(ctx context.Context) (Status, error) {
 func bucketStatus(ctx context.Context, tx meta.Tx, bucket string) (BucketStatus, error) {
 	bst := BucketStatus{Name: bucket}
 	bp := meta.BucketPrefix(bucket)
-	c := tx.Cursor(meta.Objects)
-	probe := tx.Cursor(meta.Objects)
 	var child []byte
-	for k, v := c.Seek(bp); meta.HasPrefix(k, bp); k, v = c.Next() {
+	err := meta.Scan(tx, meta.Objects, bp, func(k, v []byte) error {
 		if bst.Objects%4096 == 0 {
 			if err := ctx.Err(); err != nil {
-				return bst, err
+				return err
 			}
 		}
 		var ver meta.Version
 		if err := meta.Decode(v, &ver); err != nil {
-			return bst, err
+			return err
 		}
 		bst.Objects++
 		bst.Bytes += ver.Size
 		child = append(append(child[:0], k...), '/')
-		if pk, _ := probe.Seek(child); meta.HasPrefix(pk, child) {
+		shadowed, err := meta.HasAny(tx, meta.Objects, child)
+		if shadowed {
 			bst.Shadowed++
 		}
-	}
-	return bst, nil
+		return err
+	})
+	return bst, err
 }
 
 // FSStat is the space of the store as a filesystem sees it (statfs on the
@@ -229,16 +228,15 @@ func (s *Store) StatFS(ctx context.Context) (FSStat, error) {
 	k, m, _ := s.geometry()
 	out := usableSpace(samples, k, m)
 	err := s.idx.View(ctx, func(tx meta.Tx) error {
-		c := tx.Cursor(meta.Objects)
-		for key, _ := c.First(); key != nil; key, _ = c.Next() {
+		return meta.Scan(tx, meta.Objects, nil, func(_, _ []byte) error {
 			if out.Files%4096 == 0 {
 				if err := ctx.Err(); err != nil {
 					return err
 				}
 			}
 			out.Files++
-		}
-		return nil
+			return nil
+		})
 	})
 	if err != nil {
 		return FSStat{}, fmt.Errorf("statfs: %w", err)

@@ -176,7 +176,7 @@ func TestStatusGeometryAndDrives(t *testing.T) {
 func TestStatusClosed(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	s, err := Open(ctx, Options{Dir: t.TempDir(), DriveCount: 2, Parity: -1, NoBackground: true})
+	s, err := Open(ctx, withBolt(t, Options{Dir: t.TempDir(), DriveCount: 2, Parity: -1, NoBackground: true}))
 	if err != nil {
 		t.Fatal(err)
 	}

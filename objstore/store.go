@@ -10,7 +10,6 @@ import (
 	"path/filepath"
 	"sync"
 	"sync/atomic"
-	"time"
 
 	md5simd "github.com/minio/md5-simd"
 	"github.com/rs/zerolog"
@@ -47,6 +46,8 @@ type Store struct {
 	pinSegs map[uint64]int // pack segments holding pinned data
 
 	packs packs
+
+	leases *leaser // this process's reader leases (ReaderGrace > 0)
 
 	watch watchers
 
@@ -85,9 +86,26 @@ func Open(ctx context.Context, opt Options) (*Store, error) {
 // open opens the index and drives without sweeping or background work (the
 // offline tools start here).
 func open(ctx context.Context, opt Options) (*Store, error) {
+	if opt.Index == nil {
+		return nil, fmt.Errorf("%w: an index is required (open one with meta.OpenBolt)", ErrInvalidArgument)
+	}
 	if err := opt.Validate(); err != nil {
+		if opt.Index != nil {
+			_ = opt.Index.Close()
+		}
 		return nil, err
 	}
+	s, err := openIndexed(ctx, opt)
+	if err != nil {
+		_ = opt.Index.Close()
+		return nil, err
+	}
+	return s, nil
+}
+
+// openIndexed is open once the options are valid; on error the caller
+// closes the index.
+func openIndexed(ctx context.Context, opt Options) (*Store, error) {
 	opt = opt.withDefaults()
 	if err := os.MkdirAll(opt.Dir, 0o755); err != nil {
 		return nil, fmt.Errorf("data directory: %w", err)
@@ -98,10 +116,7 @@ func open(ctx context.Context, opt Options) (*Store, error) {
 	if err := os.MkdirAll(opt.tmpDir(), 0o755); err != nil {
 		return nil, fmt.Errorf("data directory: %w", err)
 	}
-	idx, err := meta.OpenBolt(opt.metaPath(), 2*time.Second)
-	if err != nil {
-		return nil, fmt.Errorf("open index (is another cairn using %s?): %w", opt.Dir, err)
-	}
+	idx := opt.Index
 	s := &Store{
 		opt:       opt,
 		log:       opt.Logger,
@@ -118,12 +133,15 @@ func open(ctx context.Context, opt Options) (*Store, error) {
 	}
 	if err := s.loadLayout(ctx); err != nil {
 		s.md5srv.Close()
-		_ = idx.Close()
 		return nil, err
 	}
 	if err := s.openDrives(); err != nil {
 		s.md5srv.Close()
-		_ = idx.Close()
+		return nil, err
+	}
+	var err error
+	if s.leases, err = newLeaser(); err != nil {
+		s.md5srv.Close()
 		return nil, err
 	}
 	s.openCache()
@@ -144,7 +162,11 @@ func (s *Store) loadLayout(ctx context.Context) error {
 		if len(s.opt.Drives) > 0 {
 			want = len(s.opt.Drives)
 		}
-		if raw := tx.Get(meta.Settings, []byte("layout")); raw != nil {
+		raw, err := tx.Get(meta.Settings, []byte("layout"))
+		if err != nil {
+			return err
+		}
+		if raw != nil {
 			if err := meta.Decode(raw, &s.layout); err != nil {
 				return err
 			}
@@ -220,6 +242,9 @@ func (s *Store) Close() error {
 	s.stopCommit()
 	s.committerWG.Wait()
 	s.closeMu.Unlock()
+	if err := s.dropLeases(context.Background()); err != nil {
+		s.log.Warn().Err(err).Msg("reader leases left in the index; they expire on their own")
+	}
 	s.watch.closeAll()
 	s.closePacks()
 	s.md5srv.Close()

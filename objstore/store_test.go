@@ -122,11 +122,11 @@ func TestSweepOrphans(t *testing.T) {
 	}
 	_ = d
 	s.Close()
-	rep, err := Fsck(ctx, opt, nil)
+	rep, err := Fsck(ctx, withBolt(t, opt), nil)
 	if err != nil || len(rep.OrphanShards) != 4 {
 		t.Fatalf("fsck should see 4 orphans: %+v %v", rep, err)
 	}
-	s2, err := Open(ctx, opt)
+	s2, err := Open(ctx, withBolt(t, opt))
 	if err != nil {
 		t.Fatal(err)
 	}

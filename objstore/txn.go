@@ -12,7 +12,10 @@ import (
 // write, so a failing request leaves its transaction untouched.
 
 func getBucket(tx meta.Tx, name string) (*meta.Bucket, error) {
-	raw := tx.Get(meta.Buckets, []byte(name))
+	raw, err := tx.Get(meta.Buckets, []byte(name))
+	if err != nil {
+		return nil, err
+	}
 	if raw == nil {
 		return nil, fmt.Errorf("%w: %s", ErrNoSuchBucket, name)
 	}
@@ -26,7 +29,11 @@ func getBucket(tx meta.Tx, name string) (*meta.Bucket, error) {
 // requireBucket fails with ErrNoSuchBucket unless the bucket exists; it
 // does not decode the record (hot paths only need to know).
 func requireBucket(tx meta.Tx, name string) error {
-	if tx.Get(meta.Buckets, []byte(name)) == nil {
+	raw, err := tx.Get(meta.Buckets, []byte(name))
+	if err != nil {
+		return err
+	}
+	if raw == nil {
 		return fmt.Errorf("%w: %s", ErrNoSuchBucket, name)
 	}
 	return nil
@@ -34,9 +41,9 @@ func requireBucket(tx meta.Tx, name string) error {
 
 // currentVersion returns the key's current version, nil when it has none.
 func currentVersion(tx meta.Tx, bucket, key string) (*meta.Version, error) {
-	raw := tx.Get(meta.Objects, meta.ObjectKey(bucket, key))
-	if raw == nil {
-		return nil, nil
+	raw, err := tx.Get(meta.Objects, meta.ObjectKey(bucket, key))
+	if raw == nil || err != nil {
+		return nil, err
 	}
 	var v meta.Version
 	if err := meta.Decode(raw, &v); err != nil {
@@ -49,25 +56,28 @@ func currentVersion(tx meta.Tx, bucket, key string) (*meta.Version, error) {
 func keyVersions(tx meta.Tx, bucket, key string) ([]meta.Version, error) {
 	prefix := meta.VersionPrefix(bucket, key)
 	var out []meta.Version
-	c := tx.Cursor(meta.Versions)
-	for k, v := c.Seek(prefix); meta.HasPrefix(k, prefix); k, v = c.Next() {
+	err := meta.Scan(tx, meta.Versions, prefix, func(k, v []byte) error {
 		if len(k) != len(prefix)+8 {
-			continue // a longer key that shares the prefix cannot: keys hold no NUL
+			return nil // a longer key that shares the prefix cannot: keys hold no NUL
 		}
 		var ver meta.Version
 		if err := meta.Decode(v, &ver); err != nil {
-			return nil, err
+			return err
 		}
 		out = append(out, ver)
-	}
-	return out, nil
+		return nil
+	})
+	return out, err
 }
 
 // findVersion returns the version with the given id.
 func findVersion(tx meta.Tx, bucket, key, vid string) (*meta.Version, error) {
 	if vid != NullVersion {
 		if seq, ok := parseVersionID(vid); ok {
-			raw := tx.Get(meta.Versions, meta.VersionKey(bucket, key, seq))
+			raw, err := tx.Get(meta.Versions, meta.VersionKey(bucket, key, seq))
+			if err != nil {
+				return nil, err
+			}
 			if raw == nil {
 				return nil, fmt.Errorf("%w: %s %s", ErrNoSuchVersion, key, vid)
 			}
@@ -131,15 +141,25 @@ func adjustRefs(tx meta.Tx, segs []meta.Segment, delta int64) error {
 		}
 		key := meta.DataKey(id)
 		var d meta.Data
-		if raw := tx.Get(meta.DataTable, key); raw != nil {
+		raw, err := tx.Get(meta.DataTable, key)
+		if err != nil {
+			return err
+		}
+		var graw []byte
+		if raw == nil && delta > 0 {
+			if graw, err = tx.Get(meta.Garbage, key); err != nil {
+				return err
+			}
+		}
+		if raw != nil {
 			if err := meta.Decode(raw, &d); err != nil {
 				return err
 			}
-		} else if raw := tx.Get(meta.Garbage, key); raw != nil && delta > 0 {
+		} else if graw != nil {
 			// Referenced again (by a reader's pinned copy) before the
 			// cleaner freed it: the pin kept its shards, take it back.
 			var g meta.GarbageEntry
-			if err := meta.Decode(raw, &g); err != nil {
+			if err := meta.Decode(graw, &g); err != nil {
 				return err
 			}
 			d = g.Data

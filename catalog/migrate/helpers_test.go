@@ -10,6 +10,7 @@ import (
 	"github.com/cairnstore/cairn/catalog/objectbacked"
 	"github.com/cairnstore/cairn/catalog/strong"
 	"github.com/cairnstore/cairn/objstore"
+	"github.com/cairnstore/cairn/objstore/storetest"
 )
 
 // env is an object-backed catalog with its cutover on a real store.
@@ -66,12 +67,9 @@ func (e *env) reopen() {
 	if e.storeOpt != nil {
 		so = e.storeOpt(e.dir)
 	}
-	st, err := objstore.Open(ctx, so)
-	if err != nil {
-		e.t.Fatal(err)
-	}
+	st := storetest.Open(e.t, so)
 	e.store = st
-	e.t.Cleanup(func() { _ = st.Close() })
+	var err error
 	if e.ob, err = objectbacked.New(ctx, st); err != nil {
 		e.t.Fatal(err)
 	}

@@ -8,7 +8,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/cairnstore/cairn/catalog"
 	"github.com/cairnstore/cairn/objstore"
@@ -48,9 +50,25 @@ func dir(warehouse string, kind catalog.Kind) string {
 	return string(kind) + "/" + warehouse + "/"
 }
 
+// checkDir refuses a (warehouse, kind) outside the Backing contract: a
+// warehouse with "/" or NUL, not UTF-8, "." or "..", or a kind not in
+// catalog.Kinds.
+func checkDir(warehouse string, kind catalog.Kind) error {
+	if strings.ContainsAny(warehouse, "/\x00") || !utf8.ValidString(warehouse) || warehouse == "." || warehouse == ".." {
+		return fmt.Errorf("objectbacked: invalid warehouse name %q", warehouse)
+	}
+	if !slices.Contains(catalog.Kinds(), kind) {
+		return fmt.Errorf("objectbacked: unknown kind %q", kind)
+	}
+	return nil
+}
+
 func objectKey(warehouse string, kind catalog.Kind, key string) (string, error) {
-	if key == "" || strings.ContainsRune(key, 0) || strings.Contains(warehouse, "/") || kind == "" {
-		return "", fmt.Errorf("objectbacked: invalid record address %q/%q/%q", kind, warehouse, key)
+	if err := checkDir(warehouse, kind); err != nil {
+		return "", err
+	}
+	if key == "" || strings.ContainsRune(key, 0) || !utf8.ValidString(key) {
+		return "", fmt.Errorf("objectbacked: invalid key %q", key)
 	}
 	return dir(warehouse, kind) + key, nil
 }
@@ -124,6 +142,9 @@ func (b *Backing) Delete(ctx context.Context, warehouse string, kind catalog.Kin
 
 // List implements catalog.Backing.
 func (b *Backing) List(ctx context.Context, warehouse string, kind catalog.Kind, opt catalog.ListOptions) ([]catalog.Record, bool, error) {
+	if err := checkDir(warehouse, kind); err != nil {
+		return nil, false, err
+	}
 	d := dir(warehouse, kind)
 	after := ""
 	if opt.After != "" {

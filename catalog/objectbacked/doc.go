@@ -19,5 +19,10 @@
 // Conditions map to the store's: ifVersion "" is IfNoneMatch "*", a
 // version is IfMatch, and a Delete with a version is DeleteOptions.IfMatch.
 //
+// Addresses outside the Backing contract (a warehouse with "/", a kind
+// not in catalog.Kinds, a key that is empty, has NUL or is not UTF-8) are
+// refused before any store call, List included. The contract is checked
+// by catalog/backingtest (backing_test.go runs it).
+//
 // It imports only catalog (for the Backing contract) and objstore.
 package objectbacked

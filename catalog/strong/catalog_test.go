@@ -10,6 +10,7 @@ import (
 
 	"github.com/cairnstore/cairn/catalog"
 	"github.com/cairnstore/cairn/objstore"
+	"github.com/cairnstore/cairn/objstore/storetest"
 )
 
 const schemaJSON = `{"type":"struct","schema-id":0,"fields":[
@@ -35,10 +36,7 @@ func TestCatalogLifecycle(t *testing.T) {
 	ctx := context.Background()
 	dir := t.TempDir()
 	so := objstore.Options{Dir: dir, DriveCount: 3, Parity: 1, BlockSize: 64 << 10, MinPartSize: 1, NoBackground: true}
-	st, err := objstore.Open(ctx, so)
-	if err != nil {
-		t.Fatal(err)
-	}
+	st := storetest.Open(t, so)
 	svc, _ := newService(t, st)
 	must := func(what string, err error) {
 		t.Helper()
@@ -46,7 +44,7 @@ func TestCatalogLifecycle(t *testing.T) {
 			t.Fatalf("%s: %v", what, err)
 		}
 	}
-	_, err = svc.CreateWarehouse(ctx, "lake")
+	_, err := svc.CreateWarehouse(ctx, "lake")
 	must("create warehouse", err)
 	must("create namespace", svc.CreateNamespace(ctx, "lake", []string{"ns"}, map[string]string{"owner": "t"}))
 	for _, n := range []string{"t1", "t2", "t3"} {
@@ -65,9 +63,7 @@ func TestCatalogLifecycle(t *testing.T) {
 
 	// Restart.
 	must("close", st.Close())
-	st, err = objstore.Open(ctx, so)
-	must("reopen", err)
-	defer func() { _ = st.Close() }()
+	st = storetest.Open(t, so)
 	svc, b := newService(t, st)
 	if u := b.Unhealthy(); len(u) != 0 {
 		t.Fatalf("unhealthy: %v", u)

@@ -1,5 +1,12 @@
 package strong
 
-import "github.com/cairnstore/cairn/objstore"
+import (
+	"errors"
+
+	"github.com/cairnstore/cairn/objstore"
+)
 
 func objstoreDelete() objstore.DeleteOptions { return objstore.DeleteOptions{} }
+
+// errAny marks a step that must fail, with any error.
+var errAny = errors.New("any error")

@@ -59,8 +59,8 @@ func runFsck(ctx context.Context, o fsckOptions, d deps) error {
 		return err
 	}
 	if !rep.Clean() {
-		return fmt.Errorf("%w: fsck found %d orphan, %d missing and %d corrupt shards, %d objects with lost data",
-			errProblems, len(rep.OrphanShards), len(rep.MissingShards), len(rep.CorruptShards), len(rep.LostData))
+		return fmt.Errorf("%w: fsck found %d orphan, %d missing and %d corrupt shards, %d objects with lost data, %d dangling references and %d index problems",
+			errProblems, len(rep.OrphanShards), len(rep.MissingShards), len(rep.CorruptShards), len(rep.LostData), len(rep.Dangling), len(rep.Index))
 	}
 	return nil
 }
@@ -72,6 +72,8 @@ func printFsck(w io.Writer, r objstore.FsckReport) error {
 	printRefs(&b, "missing shards", r.MissingShards)
 	printRefs(&b, "corrupt shards", r.CorruptShards)
 	printRefs(&b, "lost data", r.LostData)
+	printLines(&b, "dangling", r.Dangling)
+	printLines(&b, "index problems", r.Index)
 	if r.Clean() {
 		b.WriteString("clean\n")
 	} else {
@@ -92,6 +94,21 @@ func printRefs(b *strings.Builder, what string, refs []objstore.ShardRef) {
 			break
 		}
 		fmt.Fprintf(b, "  %s\n", formatRef(r))
+	}
+}
+
+// printLines is printRefs for problems told as sentences.
+func printLines(b *strings.Builder, what string, lines []string) {
+	if len(lines) == 0 {
+		return
+	}
+	fmt.Fprintf(b, "%-16s %d\n", what+":", len(lines))
+	for i, l := range lines {
+		if i == maxListed {
+			fmt.Fprintf(b, "  ... and %d more (use --json for all)\n", len(lines)-maxListed)
+			break
+		}
+		fmt.Fprintf(b, "  %s\n", l)
 	}
 }
 

@@ -20,6 +20,7 @@ import (
 
 	"github.com/cairnstore/cairn/frontends/s3/sigv4"
 	"github.com/cairnstore/cairn/objstore"
+	"github.com/cairnstore/cairn/objstore/storetest"
 )
 
 // startServer serves a fresh store through newRouter.
@@ -29,10 +30,7 @@ func startServer(t *testing.T) *httptest.Server {
 	t.Setenv("CAIRN_ROOT_PASSWORD", "rootsecret")
 	t.Setenv("CAIRN_TABLE_CATALOG_BACKING", "")
 	ctx := context.Background()
-	st, err := objstore.Open(ctx, objstore.Options{Dir: t.TempDir(), DriveCount: 1, BlockSize: 64 << 10, NoBackground: true})
-	if err != nil {
-		t.Fatal(err)
-	}
+	st := storetest.Open(t, objstore.Options{Dir: t.TempDir(), DriveCount: 1, BlockSize: 64 << 10, NoBackground: true})
 	t.Cleanup(func() { _ = st.Close() })
 	parts, err := openCatalog(ctx, st, "http://127.0.0.1:9000", zerolog.Nop())
 	if err != nil {

@@ -51,9 +51,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, tty bool)
 		stderr: stderr,
 		tty:    tty,
 		log:    newLogger(stderr, tty, inv.logLevel),
-		open:   objstore.Open,
-		fsck:   objstore.Fsck,
-		heal:   objstore.Heal,
+		open:   openStore,
+		fsck:   fsckStore,
+		heal:   healStore,
 	}
 	return exit(stderr, inv.name, dispatch(ctx, inv, d))
 }

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/cairnstore/cairn/objstore"
+	"github.com/cairnstore/cairn/objstore/storetest"
 )
 
 type fakeStatus struct {
@@ -20,10 +21,7 @@ func (f fakeStatus) Status(context.Context) (objstore.Status, error) { return f.
 func TestStoreTreeStatus(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	s, err := objstore.Open(ctx, objstore.Options{Dir: t.TempDir(), DriveCount: 3, Parity: 1, NoBackground: true})
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := storetest.Open(t, objstore.Options{Dir: t.TempDir(), DriveCount: 3, Parity: 1, NoBackground: true})
 	defer s.Close()
 	if err := s.CreateBucket(ctx, "photos"); err != nil {
 		t.Fatal(err)

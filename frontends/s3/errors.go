@@ -72,6 +72,7 @@ var storeErrors = []struct {
 	{objstore.ErrDataCorrupt, APIError{"InternalError", 500, "The stored data could not be read back intact."}},
 	{objstore.ErrInternal, APIError{"InternalError", 500, "We encountered an internal error. Please try again."}},
 	{objstore.ErrClosed, APIError{"ServiceUnavailable", 503, "The server is shutting down."}},
+	{objstore.ErrTooManyChanges, APIError{"InvalidRequest", 400, "The request changes more keys at once than the server's index takes in one transaction; change fewer keys per request."}},
 }
 
 // authErrors maps the signature sentinels.

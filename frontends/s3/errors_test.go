@@ -92,6 +92,7 @@ func objstoreSentinels() map[string]error {
 		"ErrIncompleteBody": objstore.ErrIncompleteBody, "ErrBadDigest": objstore.ErrBadDigest,
 		"ErrQuorumLost": objstore.ErrQuorumLost, "ErrDataCorrupt": objstore.ErrDataCorrupt,
 		"ErrInternal": objstore.ErrInternal, "ErrClosed": objstore.ErrClosed,
+		"ErrTooManyChanges": objstore.ErrTooManyChanges,
 	}
 }
 

@@ -2,12 +2,14 @@ package meta
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 	"time"
 
 	bolt "go.etcd.io/bbolt"
+	berrors "go.etcd.io/bbolt/errors"
 )
 
 // Bolt is the bbolt Index.
@@ -47,12 +49,21 @@ func OpenBolt(path string, lockTimeout time.Duration) (*Bolt, error) {
 	return &Bolt{db: db}, nil
 }
 
+// Path is the index file's path.
+func (b *Bolt) Path() string { return b.db.Path() }
+
+// BoltPath is where a data directory keeps its bbolt index.
+func BoltPath(dataDir string) string { return filepath.Join(dataDir, "meta", "index.db") }
+
 // View implements Index.
 func (b *Bolt) View(ctx context.Context, fn func(Tx) error) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	return b.db.View(func(tx *bolt.Tx) error { return fn(boltTx{tx}) })
+	return boltErr(b.db.View(func(tx *bolt.Tx) error {
+		t := &boltTx{tx: tx}
+		return t.finish(fn(t))
+	}))
 }
 
 // Update implements Index.
@@ -60,41 +71,114 @@ func (b *Bolt) Update(ctx context.Context, fn func(Tx) error) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	return b.db.Update(func(tx *bolt.Tx) error { return fn(boltTx{tx}) })
+	return boltErr(b.db.Update(func(tx *bolt.Tx) error {
+		t := &boltTx{tx: tx}
+		return t.finish(fn(t))
+	}))
 }
+
+// Limits implements Index: bbolt bounds a transaction only by memory.
+func (b *Bolt) Limits() Limits { return Limits{} }
 
 // Close implements Index.
 func (b *Bolt) Close() error { return b.db.Close() }
 
-type boltTx struct{ tx *bolt.Tx }
-
-func (t boltTx) bucket(name Table) *bolt.Bucket {
-	b := t.tx.Bucket([]byte(name))
-	if b == nil {
-		panic("meta: unknown table " + string(name)) // programming error: tables are created at open
+func boltErr(err error) error {
+	if errors.Is(err, berrors.ErrDatabaseNotOpen) {
+		return fmt.Errorf("%w: %w", ErrClosed, err)
 	}
-	return b
+	return err
 }
 
-func (t boltTx) Get(name Table, key []byte) []byte { return t.bucket(name).Get(key) }
-func (t boltTx) Put(name Table, key, value []byte) error {
-	if err := t.bucket(name).Put(key, value); err != nil {
+// boltTx is a Tx over a bbolt transaction. bbolt's reads cannot fail; a
+// table that does not exist is the one error, kept in err so that the
+// transaction fails as the contract says.
+type boltTx struct {
+	tx  *bolt.Tx
+	err error
+}
+
+// finish returns fn's error, or the first failed read's.
+func (t *boltTx) finish(err error) error {
+	if err != nil {
+		return err
+	}
+	return t.err
+}
+
+func (t *boltTx) bucket(name Table) (*bolt.Bucket, error) {
+	b := t.tx.Bucket([]byte(name))
+	if b == nil {
+		err := fmt.Errorf("%w: %q", ErrUnknownTable, name)
+		if t.err == nil {
+			t.err = err
+		}
+		return nil, err
+	}
+	return b, nil
+}
+
+func (t *boltTx) Get(name Table, key []byte) ([]byte, error) {
+	b, err := t.bucket(name)
+	if err != nil {
+		return nil, err
+	}
+	return b.Get(key), nil
+}
+
+func (t *boltTx) Put(name Table, key, value []byte) error {
+	b, err := t.bucket(name)
+	if err != nil {
+		return err
+	}
+	if err := b.Put(key, value); err != nil {
 		return fmt.Errorf("meta: put %s: %w", name, err)
 	}
 	return nil
 }
-func (t boltTx) Delete(name Table, key []byte) error {
-	if err := t.bucket(name).Delete(key); err != nil {
+
+func (t *boltTx) Delete(name Table, key []byte) error {
+	b, err := t.bucket(name)
+	if err != nil {
+		return err
+	}
+	if err := b.Delete(key); err != nil {
 		return fmt.Errorf("meta: delete %s: %w", name, err)
 	}
 	return nil
 }
-func (t boltTx) Cursor(name Table) Cursor { return t.bucket(name).Cursor() }
-func (t boltTx) NextSeq() (uint64, error) {
-	seq, err := t.bucket(Settings).NextSequence()
+
+func (t *boltTx) Cursor(name Table) Cursor {
+	b, err := t.bucket(name)
+	if err != nil {
+		return errCursor{err}
+	}
+	return boltCursor{b.Cursor()}
+}
+
+func (t *boltTx) NextSeq() (uint64, error) {
+	b, err := t.bucket(Settings)
+	if err != nil {
+		return 0, err
+	}
+	seq, err := b.NextSequence()
 	if err != nil {
 		return 0, fmt.Errorf("meta: sequence: %w", err)
 	}
 	return seq, nil
 }
-func (t boltTx) Writable() bool { return t.tx.Writable() }
+
+type boltCursor struct{ c *bolt.Cursor }
+
+func (c boltCursor) Seek(key []byte) (k, v []byte) { return c.c.Seek(key) }
+func (c boltCursor) First() (k, v []byte)          { return c.c.First() }
+func (c boltCursor) Next() (k, v []byte)           { return c.c.Next() }
+func (c boltCursor) Err() error                    { return nil }
+
+// errCursor is a cursor that failed before it started.
+type errCursor struct{ err error }
+
+func (c errCursor) Seek([]byte) (k, v []byte) { return nil, nil }
+func (c errCursor) First() (k, v []byte)      { return nil, nil }
+func (c errCursor) Next() (k, v []byte)       { return nil, nil }
+func (c errCursor) Err() error                { return c.err }

@@ -22,6 +22,8 @@
 //	parts     <upload id>\0<part:4 BE>    -> Part
 //	packs     <segment:8 BE>              -> PackInfo: a pack segment of small data
 //	packdata  <segment:8 BE><data id:16>  -> "" for each data record (live or garbage) in the segment
+//	leases    <holder>\0d<data id:16>     -> Lease: a reader of another process keeps the data
+//	leases    <holder>\0s<segment:8 BE>   -> Lease: ... keeps the pack segment file
 //
 // Version and Data records, read on every object access, are a compact
 // binary form (binary.go documents it); every other record is JSON.

@@ -21,50 +21,161 @@ const (
 	Parts     Table = "parts"
 	Packs     Table = "packs"
 	PackData  Table = "packdata"
+	Leases    Table = "leases"
 )
 
 // AllTables lists every table, created when an index is opened.
-var AllTables = []Table{Settings, Buckets, Objects, Versions, DataTable, Garbage, Uploads, UploadIDs, Parts, Packs, PackData}
+var AllTables = []Table{Settings, Buckets, Objects, Versions, DataTable, Garbage, Uploads, UploadIDs, Parts, Packs, PackData, Leases}
 
-// ErrCorruptRecord means a stored record could not be decoded.
-var ErrCorruptRecord = errors.New("meta: corrupt record")
+// Errors an Index returns. Implementations wrap them with %w; callers
+// match them with errors.Is.
+var (
+	// ErrCorruptRecord means a stored record could not be decoded.
+	ErrCorruptRecord = errors.New("meta: corrupt record")
+	// ErrTxTooLarge means an Update wrote more than the index's Limits
+	// allow in one transaction. Nothing of it was committed; the same
+	// writes split over several transactions may succeed.
+	ErrTxTooLarge = errors.New("meta: transaction too large")
+	// ErrClosed means the index was closed.
+	ErrClosed = errors.New("meta: index closed")
+	// ErrUnknownTable means a table outside AllTables was named: a
+	// programming error, reported rather than panicking.
+	ErrUnknownTable = errors.New("meta: unknown table")
+)
 
-// Index is a transactional ordered key-value store.
+// Limits bounds one Update transaction. Zero fields mean no bound.
 //
-// View runs fn in a read-only transaction that sees one consistent state.
-// Update runs fn in a read-write transaction, committed durably when fn
-// returns nil and rolled back when it returns an error; writers are
-// serialised. Slices returned by a Tx are valid only inside fn.
+// An engine with limits (etcd: 128 operations and 1.5 MiB per
+// transaction by default) states them here, net of whatever it adds to
+// each transaction itself, so that callers can split their work: the
+// store's group commit puts as many requests in one transaction as fit
+// and fails a single request that alone does not fit with ErrTxTooLarge.
+type Limits struct {
+	// MaxWrites is the most Puts and Deletes one transaction may make.
+	MaxWrites int
+	// MaxBytes is the most key and value bytes those writes may carry.
+	MaxBytes int
+}
+
+// Fits reports whether writes and bytes are within the limits.
+func (l Limits) Fits(writes, bytes int) bool {
+	return (l.MaxWrites == 0 || writes <= l.MaxWrites) && (l.MaxBytes == 0 || bytes <= l.MaxBytes)
+}
+
+// Index is a transactional, ordered key-value store: the contract every
+// engine (bbolt, in-memory, and later replicated ones) implements and
+// meta/indextest checks.
+//
+// View runs fn in a read-only transaction that sees one consistent state:
+// every transaction committed before View began and none that commits
+// while fn runs. Update runs fn in a read-write transaction; writers are
+// serialised. When fn returns nil the transaction is committed, durably
+// for a persistent engine, before Update returns nil; when fn returns an
+// error, or any read or write inside it failed, nothing of it is
+// committed and Update returns that error (a failed read poisons the
+// transaction even when fn ignored it). Update may also fail on its own
+// (the commit itself failed, ErrTxTooLarge, ErrClosed): then nothing is
+// committed either, as far as the engine can tell.
+//
+// Inside an Update, reads see the transaction's own writes, in order
+// (read-your-writes): a Get after a Put returns the new value, a Get after
+// a Delete returns nil, and a cursor positioned after a write sees it.
+// The store relies on this when group commit runs many requests one after
+// the other in one transaction: each sees the writes of those before it,
+// exactly as if each had its own transaction, committed in that order.
+//
+// fn may be run only once per call; slices a Tx returns are valid only
+// inside fn and must not be modified. Both calls fail with ctx's error
+// when ctx is done before they start; a transaction that started runs to
+// its end. Index is safe for concurrent use.
 type Index interface {
 	View(ctx context.Context, fn func(Tx) error) error
 	Update(ctx context.Context, fn func(Tx) error) error
+	// Limits returns the bound on one Update transaction.
+	Limits() Limits
+	// Close releases the index. Calls after Close fail with ErrClosed.
+	// Transactions in flight finish first.
 	Close() error
 }
 
-// Tx is one transaction.
+// Tx is one transaction. A Tx is used by one goroutine at a time.
 type Tx interface {
-	// Get returns the value of key, or nil when absent.
-	Get(t Table, key []byte) []byte
-	// Put stores value under key. Key and value must not be modified
-	// until the transaction ends.
+	// Get returns the value of key, nil with a nil error when absent.
+	Get(t Table, key []byte) ([]byte, error)
+	// Put stores value under key (only in an Update). Key and value must
+	// not be modified until the transaction ends.
 	Put(t Table, key, value []byte) error
-	// Delete removes key; an absent key is not an error.
+	// Delete removes key (only in an Update); an absent key is not an
+	// error.
 	Delete(t Table, key []byte) error
-	// Cursor iterates a table in key order.
+	// Cursor iterates a table in key order. Writing to the table the
+	// cursor walks, through the Tx, while the cursor is in use is not
+	// allowed: collect keys first, then write.
 	Cursor(t Table) Cursor
-	// NextSeq returns a store-wide, strictly increasing sequence number.
+	// NextSeq returns a store-wide, strictly increasing sequence number
+	// (only in an Update). Numbers taken by a transaction that does not
+	// commit may be skipped, never reused.
 	NextSeq() (uint64, error)
-	// Writable tells an Update transaction from a View one.
-	Writable() bool
 }
 
 // Cursor walks the keys of a table in ascending order. A nil key means the
-// end. Deleting the current key through the Tx while a cursor is open is
-// not allowed; collect keys first.
+// end of the table or a failed read: after the walk, Err tells which.
 type Cursor interface {
+	// Seek moves to the first key at or after key.
 	Seek(key []byte) (k, v []byte)
+	// First moves to the first key of the table.
 	First() (k, v []byte)
+	// Next moves to the key after the current one.
 	Next() (k, v []byte)
-	Last() (k, v []byte)
-	Prev() (k, v []byte)
+	// Err returns the error that ended the walk early, nil at the end of
+	// the table.
+	Err() error
+}
+
+// Scan calls fn for every key of table t that starts with prefix, in key
+// order, and returns fn's first error (nil for ErrStop) or the cursor's. fn must not write
+// to t (see Tx.Cursor).
+func Scan(tx Tx, t Table, prefix []byte, fn func(k, v []byte) error) error {
+	c := tx.Cursor(t)
+	for k, v := c.Seek(prefix); HasPrefix(k, prefix); k, v = c.Next() {
+		if err := fn(k, v); err != nil {
+			return stopped(err)
+		}
+	}
+	return c.Err()
+}
+
+// ScanFrom is Scan from key start (inclusive) to the end of the prefix.
+func ScanFrom(tx Tx, t Table, prefix, start []byte, fn func(k, v []byte) error) error {
+	c := tx.Cursor(t)
+	for k, v := c.Seek(start); HasPrefix(k, prefix); k, v = c.Next() {
+		if err := fn(k, v); err != nil {
+			return stopped(err)
+		}
+	}
+	return c.Err()
+}
+
+// ErrStop, returned by a Scan callback, ends the walk early; Scan then
+// returns nil.
+var ErrStop = errors.New("meta: stop scan")
+
+func stopped(err error) error {
+	if errors.Is(err, ErrStop) {
+		return nil
+	}
+	return err
+}
+
+// HasAny reports whether table t holds a key that starts with prefix.
+func HasAny(tx Tx, t Table, prefix []byte) (bool, error) {
+	c := tx.Cursor(t)
+	k, _ := c.Seek(prefix)
+	return HasPrefix(k, prefix), c.Err()
+}
+
+// Has reports whether table t holds key.
+func Has(tx Tx, t Table, key []byte) (bool, error) {
+	v, err := tx.Get(t, key)
+	return v != nil, err
 }

@@ -95,3 +95,32 @@ func ParsePackKey(k []byte) (uint64, bool) {
 	}
 	return binary.BigEndian.Uint64(k), true
 }
+
+// Lease kinds: what a lease keeps from the cleaner.
+const (
+	LeaseData    = 'd' // a data object's shards
+	LeaseSegment = 's' // a pack segment file
+)
+
+// LeaseKey is the leases key of what holder keeps: kind LeaseData with a
+// 16-byte data id, or LeaseSegment with an 8-byte segment number.
+func LeaseKey(holder string, kind byte, id []byte) []byte {
+	b := make([]byte, 0, len(holder)+2+len(id))
+	b = append(b, holder...)
+	b = append(b, Sep, kind)
+	return append(b, id...)
+}
+
+// SplitLeaseKey parses a leases key.
+func SplitLeaseKey(k []byte) (holder string, kind byte, id []byte, ok bool) {
+	i := bytes.IndexByte(k, Sep)
+	if i < 0 || len(k) < i+2 {
+		return "", 0, nil, false
+	}
+	kind, id = k[i+1], k[i+2:]
+	switch {
+	case kind == LeaseData && len(id) == 16, kind == LeaseSegment && len(id) == 8:
+		return string(k[:i]), kind, id, true
+	}
+	return "", 0, nil, false
+}

@@ -85,6 +85,9 @@ type PackInfo struct {
 	// Live counts the record bytes of data not yet freed by the cleaner;
 	// a segment no longer written to whose Live is zero can be removed.
 	Live int64 `json:"live"`
+	// Dead is when Live last dropped to zero: a segment is removed only
+	// once it has been dead for the store's ReaderGrace.
+	Dead time.Time `json:"dead,omitzero"`
 	// End is the end of the last committed record: the segment's size.
 	End int64 `json:"end"`
 }
@@ -93,6 +96,12 @@ type PackInfo struct {
 type GarbageEntry struct {
 	Data  Data      `json:"data"`
 	Since time.Time `json:"since"`
+}
+
+// Lease keeps data or a pack segment from the cleaner on behalf of a
+// reader in a process that shares the index, until Until.
+type Lease struct {
+	Until time.Time `json:"until"`
 }
 
 // Upload is an incomplete multipart upload.

@@ -6,15 +6,13 @@ import (
 	"testing"
 
 	"github.com/cairnstore/cairn/objstore"
+	"github.com/cairnstore/cairn/objstore/storetest"
 )
 
 func TestDirectory(t *testing.T) {
 	ctx := context.Background()
 	opt := objstore.Options{Dir: t.TempDir(), DriveCount: 1, Parity: -1, NoBackground: true}
-	st, err := objstore.Open(ctx, opt)
-	if err != nil {
-		t.Fatal(err)
-	}
+	st := storetest.Open(t, opt)
 	d, err := OpenDirectory(ctx, st, "root", "rootsecret")
 	if err != nil {
 		t.Fatal(err)
@@ -57,10 +55,7 @@ func TestDirectory(t *testing.T) {
 	if err := st.Close(); err != nil {
 		t.Fatal(err)
 	}
-	st, err = objstore.Open(ctx, opt)
-	if err != nil {
-		t.Fatal(err)
-	}
+	st = storetest.Open(t, opt)
 	defer func() { _ = st.Close() }()
 	d, err = OpenDirectory(ctx, st, "root", "rootsecret")
 	if err != nil {

@@ -29,6 +29,7 @@ import (
 	"github.com/cairnstore/cairn/catalog"
 	"github.com/cairnstore/cairn/catalog/objectbacked"
 	"github.com/cairnstore/cairn/objstore"
+	"github.com/cairnstore/cairn/objstore/meta"
 )
 
 const (
@@ -61,7 +62,11 @@ func main() {
 	}
 	ctx := context.Background()
 	// As cmd/cairn's storeFlags.options with only --data given.
-	st, err := objstore.Open(ctx, objstore.Options{Dir: *dir, Parity: -1})
+	idx, err := meta.OpenBolt(meta.BoltPath(*dir), 5*time.Second)
+	if err != nil {
+		fail("open index", err)
+	}
+	st, err := objstore.Open(ctx, objstore.Options{Index: idx, Dir: *dir, Parity: -1})
 	if err != nil {
 		fail("open store", err)
 	}

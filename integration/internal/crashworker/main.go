@@ -21,6 +21,7 @@ import (
 	"time"
 
 	"github.com/cairnstore/cairn/objstore"
+	"github.com/cairnstore/cairn/objstore/meta"
 )
 
 // Line is one record of the protocol, shared with the parent by copy.
@@ -69,7 +70,12 @@ func main() {
 	run := flag.Int("run", 0, "run number (names and seeds)")
 	flag.Parse()
 	ctx := context.Background()
-	s, err := objstore.Open(ctx, objstore.Options{Dir: *dir, DriveCount: 4, Parity: 2, MinPartSize: 1,
+	idx, err := meta.OpenBolt(meta.BoltPath(*dir), 5*time.Second)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	s, err := objstore.Open(ctx, objstore.Options{Index: idx, Dir: *dir, DriveCount: 4, Parity: 2, MinPartSize: 1,
 		// Small segments and a busy cleaner, so that kills land in segment
 		// rolls, frees and compactions too.
 		PackSegmentSize: 1 << 20, CleanerInterval: 50 * time.Millisecond})

@@ -1,0 +1,19 @@
+// Package storetest holds what tests of any package need to open an
+// objstore.Store honestly, and the store's conformance suite.
+//
+// Open opens a store and, at the end of the test, closes it and runs fsck
+// on what it left (every store test ends with a consistency check, as
+// bbolt's btesting does); Check, OpenBolt and Reopener are its parts.
+//
+// Run is the behavioural suite of the store through its public API
+// (buckets, objects, ranges, conditional writes, versions, listings,
+// copies, atomic renames, multipart uploads, watch, restart), run against
+// every index engine: bbolt, the in-memory index, and the in-memory index
+// with the transaction bound of an etcd cluster (128 writes, 1.5 MiB), so
+// that an engine passes the same suite as bbolt before the store may run
+// on it. Each subtest opens its own store through Open, so each ends with
+// fsck too.
+//
+// storetest may import objstore and objstore/meta; it is imported only by
+// tests.
+package storetest
