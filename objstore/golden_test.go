@@ -49,17 +49,20 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/cairnstore/cairn/objstore"
+	"github.com/cairnstore/cairn/objstore/meta"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files in testdata/")
 
 const goldenArchive = "testdata/datadir-v1.tar.gz"
 
-// goldenOptions is the store configuration of the archive. It is the one
-// place that knows how a store is opened on a data directory: adapt it
-// (and fsckGolden) when Open's options change.
+// goldenOptions is the store configuration of the archive, and
+// openGolden and fsckGolden the one place that knows how a store is
+// opened on a data directory (its bbolt index opened by the caller, as
+// cmd/ does): adapt them when Open's options change.
 func goldenOptions(dir string) objstore.Options {
 	return objstore.Options{
 		Dir:          dir,
@@ -72,10 +75,24 @@ func goldenOptions(dir string) objstore.Options {
 	}
 }
 
+// goldenIndex opens dir's bbolt index; the store or fsck given it closes
+// it.
+func goldenIndex(t *testing.T, dir string) *meta.Bolt {
+	t.Helper()
+	idx, err := meta.OpenBolt(meta.BoltPath(dir), 5*time.Second)
+	if err != nil {
+		t.Fatalf("open the golden index: %v", err)
+	}
+	return idx
+}
+
 func openGolden(t *testing.T, dir string) *objstore.Store {
 	t.Helper()
-	st, err := objstore.Open(context.Background(), goldenOptions(dir))
+	opt := goldenOptions(dir)
+	opt.Index = goldenIndex(t, dir)
+	st, err := objstore.Open(context.Background(), opt)
 	if err != nil {
+		_ = opt.Index.Close()
 		t.Fatalf("open the store on the golden data directory: %v", err)
 	}
 	return st
@@ -83,7 +100,9 @@ func openGolden(t *testing.T, dir string) *objstore.Store {
 
 func fsckGolden(t *testing.T, dir string) objstore.FsckReport {
 	t.Helper()
-	rep, err := objstore.Fsck(context.Background(), goldenOptions(dir), nil)
+	opt := goldenOptions(dir)
+	opt.Index = goldenIndex(t, dir)
+	rep, err := objstore.Fsck(context.Background(), opt, nil)
 	if err != nil {
 		t.Fatalf("fsck: %v", err)
 	}

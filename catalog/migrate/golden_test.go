@@ -29,6 +29,7 @@ import (
 
 	"github.com/cairnstore/cairn/catalog"
 	"github.com/cairnstore/cairn/objstore"
+	"github.com/cairnstore/cairn/objstore/storetest"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files in testdata/")
@@ -124,12 +125,7 @@ func TestGoldenFences(t *testing.T) {
 // documents at their keys loads every one and reports none bad.
 func TestGoldenFencesLoaded(t *testing.T) {
 	ctx := context.Background()
-	dir := t.TempDir()
-	st, err := objstore.Open(ctx, storeOptions(dir))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer func() { _ = st.Close() }()
+	st := storetest.Open(t, storeOptions(t.TempDir())) // fsck at cleanup
 	if err := st.EnsureSystemBucket(ctx, Bucket); err != nil {
 		t.Fatal(err)
 	}
@@ -165,11 +161,5 @@ func TestGoldenFencesLoaded(t *testing.T) {
 	}
 	if !reflect.DeepEqual(got, want) {
 		t.Fatalf("fences\n %+v\nwant\n %+v", got, want)
-	}
-	if err := st.Close(); err != nil {
-		t.Fatal(err)
-	}
-	if rep, err := objstore.Fsck(ctx, storeOptions(dir), nil); err != nil || !rep.Clean() {
-		t.Fatalf("fsck: %+v, %v", rep, err)
 	}
 }

@@ -24,7 +24,6 @@ import (
 	"testing"
 
 	"github.com/cairnstore/cairn/catalog"
-	"github.com/cairnstore/cairn/objstore"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files in testdata/")
@@ -146,12 +145,7 @@ func TestGoldenSnapshotsServed(t *testing.T) {
 		t.Skip("updating")
 	}
 	ctx := context.Background()
-	dir := t.TempDir()
-	st, err := objstore.Open(ctx, storeOptions(dir))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer func() { _ = st.Close() }()
+	st := newStore(t) // storetest.Open: fsck at cleanup
 	if err := st.EnsureSystemBucket(ctx, Bucket); err != nil {
 		t.Fatal(err)
 	}
@@ -196,11 +190,5 @@ func TestGoldenSnapshotsServed(t *testing.T) {
 	}
 	if q := b.Quarantined(); len(q) != 1 || !slices.Equal(q["quarantined"], []string{"db" + tabSep + "both"}) {
 		t.Fatalf("quarantined: %q", q)
-	}
-	if err := st.Close(); err != nil {
-		t.Fatal(err)
-	}
-	if rep, err := objstore.Fsck(ctx, storeOptions(dir), nil); err != nil || !rep.Clean() {
-		t.Fatalf("fsck: %+v, %v", rep, err)
 	}
 }

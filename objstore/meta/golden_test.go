@@ -143,6 +143,8 @@ var goldenJSON = []struct {
 			{ID: "expire", Enabled: false, ExpirationDays: 30},
 		}}, func() any { return &meta.Bucket{} }},
 	{"packinfo", meta.PackInfo{Created: t0, Live: 4096, End: 1 << 20}, func() any { return &meta.PackInfo{} }},
+	{"packinfo-dead", meta.PackInfo{Created: t0, Live: 0, Dead: t1, End: 1 << 20}, func() any { return &meta.PackInfo{} }},
+	{"lease", meta.Lease{Until: t1}, func() any { return &meta.Lease{} }},
 	{"garbage", meta.GarbageEntry{Since: t1, Data: meta.Data{K: 2, M: 2, BlockSize: 4096, Size: 10, Created: t0,
 		Bucket: "b", Key: "k", Pack: 1, Off: 512, Len: 80}}, func() any { return &meta.GarbageEntry{} }},
 	{"upload", meta.Upload{Bucket: "b", Key: "big/file.bin", UploadID: "upload-7f3a", Initiated: t0,
@@ -213,6 +215,8 @@ func TestGoldenKeys(t *testing.T) {
 		{"pack-1", meta.PackKey(1)},
 		{"pack-big", meta.PackKey(0x1122334455667788)},
 		{"packdata", meta.PackDataKey(2, id16(0x10))},
+		{"lease-data", meta.LeaseKey("node-1/4242", meta.LeaseData, meta.DataKey(id16(0xc0)))},
+		{"lease-segment", meta.LeaseKey("node-1/4242", meta.LeaseSegment, meta.PackKey(2))},
 	}
 	var b strings.Builder
 	for _, tb := range meta.AllTables {
@@ -237,7 +241,7 @@ func TestGoldenKeys(t *testing.T) {
 		}
 		committed[name] = k
 	}
-	wantTables := []meta.Table{"settings", "buckets", "objects", "versions", "data", "garbage", "uploads", "uploadids", "parts", "packs", "packdata"}
+	wantTables := []meta.Table{"settings", "buckets", "objects", "versions", "data", "garbage", "uploads", "uploadids", "parts", "packs", "packdata", "leases"}
 	if !reflect.DeepEqual(tables, wantTables) {
 		t.Errorf("tables %q, want %q", tables, wantTables)
 	}
@@ -259,6 +263,14 @@ func TestGoldenKeys(t *testing.T) {
 	for name, seg := range map[string]uint64{"pack-1": 1, "pack-big": 0x1122334455667788} {
 		if s, ok := meta.ParsePackKey(committed[name]); !ok || s != seg {
 			t.Errorf("ParsePackKey(%s) = %#x %v", name, s, ok)
+		}
+	}
+	for name, want := range map[string]struct {
+		kind byte
+		id   []byte
+	}{"lease-data": {'d', meta.DataKey(id16(0xc0))}, "lease-segment": {'s', meta.PackKey(2)}} {
+		if h, k, id, ok := meta.SplitLeaseKey(committed[name]); !ok || h != "node-1/4242" || k != want.kind || !bytes.Equal(id, want.id) {
+			t.Errorf("SplitLeaseKey(%s) = %q %q %x %v", name, h, k, id, ok)
 		}
 	}
 	if !meta.HasPrefix(committed["object"], committed["bucket-prefix"]) ||
