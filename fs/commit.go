@@ -50,12 +50,12 @@ func (n *fileNode) attached() bool {
 
 // commitLocked makes the content (or, when only they changed, the
 // attributes and metadata) the object's new version. A staged content
-// goes in a background put (objstore.PutBackground): the call returns at
+// goes in a background put (objstore.PutAsync with objstore.FromFunc): the call returns at
 // once, as close(2) does on a local filesystem with the bytes still in
 // dirty pages; every face of the store reads the new version from then
 // on, and fsync waits for it to be durable and reports its errors. A
 // small content (in the buffer) goes the same way, from a copy; near a
-// full drive it is written at once instead (objstore.PutAsync), so that
+// full drive it is written at once instead (objstore.PutAsync with objstore.FromReader), so that
 // the lack of room fails the close, and only its commit is asynchronous.
 //
 // With passthrough, a flush (final false) cannot know whether another
@@ -130,9 +130,12 @@ func (n *fileNode) commitLocked(ctx context.Context, final bool) error {
 	var p *objstore.Pending
 	var err error
 	if data != nil {
-		p, err = n.fsys.store.PutBackgroundBytes(ctx, bucket, key, data, opt)
+		p, err = n.fsys.store.PutAsync(ctx, bucket, key, objstore.FromBytes(data), opt)
 	} else {
-		p, err = n.fsys.store.PutBackground(ctx, bucket, key, body, ws.size, opt)
+		size := ws.size
+		p, err = n.fsys.store.PutAsync(ctx, bucket, key, objstore.FromFunc(func(context.Context) (io.Reader, int64, error) {
+			return body, size, nil
+		}), opt)
 	}
 	if err != nil {
 		n.fsys.self.cancel(bucket, key)
@@ -168,7 +171,7 @@ func (n *fileNode) gateLocked(ctx context.Context) error {
 	opt := objstore.PutOptions{ContentType: ws.contentType, FinalMeta: func(m map[string]string) { maps.Copy(m, g.meta) }}
 	bucket, key := n.key()
 	n.fsys.self.expect(bucket, key)
-	p, err := n.fsys.store.PutBackgroundFrom(ctx, bucket, key, src, opt)
+	p, err := n.fsys.store.PutAsync(ctx, bucket, key, objstore.FromFunc(src), opt)
 	if err != nil {
 		n.fsys.self.cancel(bucket, key)
 		return err

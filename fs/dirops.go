@@ -225,7 +225,7 @@ func (d *dirNode) Link(ctx context.Context, target gofs.InodeEmbedder, name stri
 // put writes a small object asynchronously (see objstore.PutAsync).
 func (f *FS) put(ctx context.Context, bucket, key string, data []byte, opt objstore.PutOptions) error {
 	f.self.expect(bucket, key)
-	if _, err := f.store.PutAsync(ctx, bucket, key, bytes.NewReader(data), int64(len(data)), opt); err != nil {
+	if _, err := f.store.PutAsync(ctx, bucket, key, objstore.FromReader(bytes.NewReader(data), int64(len(data))), opt); err != nil {
 		f.self.cancel(bucket, key)
 		return err
 	}

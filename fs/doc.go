@@ -17,7 +17,7 @@
 // on flush (close), fsync and release; writing into the middle of an
 // existing file rewrites the whole object (copy-on-write: a one-byte write
 // into a 1 GiB file costs a 1 GiB put at close). Commits at close are
-// background puts (objstore.PutBackgroundFrom, PutBackgroundBytes for a
+// background puts (objstore.PutAsync with FromFunc, or FromBytes for a
 // small file's buffer): the store serves them to every reader at once and
 // makes them durable with the next group commit; fsync waits for
 // durability, as on any Linux filesystem. Files created in a run of small

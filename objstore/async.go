@@ -26,7 +26,7 @@ type Pending struct {
 	bucket, key string
 	prev        *Pending // an earlier pending put of the same key, committed first
 	// inBurst: its commit is queued by its burst's writer, in order
-	// (PutBackgroundBytes); only burst writers, one at a time, touch it.
+	// (FromBytes); only burst writers, one at a time, touch it.
 	inBurst bool
 	done    chan struct{}
 	info    ObjectInfo
@@ -179,19 +179,79 @@ func (ps *pendingSet) waitPrefix(ctx context.Context, bucket, prefix string) err
 	return nil
 }
 
-// PutAsync writes body like Put but does not wait for the commit: it
-// returns once the bytes are written (not yet flushed) and the commit is
-// queued, so a writer that does not need durability at once (a file
-// closed on the mount) does not pay a flush per object, and concurrent
-// asynchronous puts share their flushes. The data is flushed before the
-// index names it, as for Put, so a crash loses a pending put whole and
-// never half. Until the commit completes, every store operation on the key
-// (Head, Open, Delete, Copy, Rename, and List of a prefix holding it)
-// waits for it, so readers of the store see their writes in order, and
-// asynchronous operations on one key commit in the order they were made.
-// Errors found while writing are returned at once; errors of the commit
-// come from Pending.Wait. At most maxPendingPuts are in flight; more block.
-func (s *Store) PutAsync(ctx context.Context, bucket, key string, body io.Reader, size int64, opt PutOptions) (*Pending, error) {
+// Source is the body of an asynchronous put, and says when its bytes are
+// written: build it with FromReader, FromFunc or FromBytes.
+type Source struct {
+	kind sourceKind
+	r    io.Reader
+	size int64
+	open func(context.Context) (io.Reader, int64, error)
+	data []byte
+}
+
+type sourceKind int
+
+const (
+	sourceReader sourceKind = iota + 1 // written before PutAsync returns
+	sourceFunc                         // opened and written in the background
+	sourceBytes                        // in memory, written in the background (in bursts when small)
+)
+
+// FromReader is a body of size bytes that PutAsync writes before it
+// returns (not yet flushed): errors found while writing come at once, and
+// only the commit is left to the background.
+func FromReader(r io.Reader, size int64) Source {
+	return Source{kind: sourceReader, r: r, size: size}
+}
+
+// FromFunc is a body that open gives, with its size (or -1), on the
+// background goroutine, which calls it first; open may wait until the
+// body is final (the key is pending, and its readers wait, from the call
+// on). The caller must leave what open returns alone until Pending.Done.
+// Every error, from a missing bucket to a full drive, comes from
+// Pending.Wait. The mount uses it so that close(2) costs what it costs on
+// a local filesystem, with the bytes on their way to the drives as dirty
+// pages are there.
+func FromFunc(open func(context.Context) (io.Reader, int64, error)) Source {
+	return Source{kind: sourceFunc, open: open}
+}
+
+// FromBytes is a body already in memory, which the store keeps until the
+// put is done (the caller must leave data alone), written in the
+// background as FromFunc's. A body small enough to be packed is written
+// in its burst, on the burst's goroutine, after the smaller puts queued
+// before it (see launcher): many small files closed on the mount then
+// cost no goroutine each.
+func FromBytes(data []byte) Source { return Source{kind: sourceBytes, data: data} }
+
+// PutAsync writes src like Put but does not wait for the commit, so a
+// writer that does not need durability at once (a file closed on the
+// mount) does not pay a flush per object, and concurrent asynchronous
+// puts share their flushes. When the bytes are written depends on src
+// (FromReader: before PutAsync returns; FromFunc and FromBytes: in the
+// background, and then the put takes no conditions). The data is flushed
+// before the index names it, as for Put, so a crash loses a pending put
+// whole and never half. Until the commit completes, every store operation
+// on the key (Head, Open, Delete, Copy, Rename, and List of a prefix
+// holding it) waits for it, so readers of the store see their writes in
+// order, and asynchronous operations on one key commit in the order they
+// were made. Errors found before PutAsync returns are returned; the
+// others come from Pending.Wait. At most maxPendingPuts are in flight;
+// more block.
+func (s *Store) PutAsync(ctx context.Context, bucket, key string, src Source, opt PutOptions) (*Pending, error) {
+	switch src.kind {
+	case sourceReader:
+		return s.putAsyncNow(ctx, bucket, key, src.r, src.size, opt)
+	case sourceFunc:
+		return s.putBackground(ctx, bucket, key, src.open, opt)
+	case sourceBytes:
+		return s.putBackgroundBytes(ctx, bucket, key, src.data, opt)
+	}
+	return nil, fmt.Errorf("%w: an asynchronous put needs a Source from FromReader, FromFunc or FromBytes", ErrInvalidArgument)
+}
+
+// putAsyncNow is PutAsync of a FromReader source.
+func (s *Store) putAsyncNow(ctx context.Context, bucket, key string, body io.Reader, size int64, opt PutOptions) (*Pending, error) {
 	if err := s.acquireAsync(ctx); err != nil {
 		return nil, err
 	}
@@ -216,24 +276,8 @@ func (s *Store) PutAsync(ctx context.Context, bucket, key string, body io.Reader
 	}), nil
 }
 
-// PutBackground is PutAsync that writes the bytes in the background too:
-// it returns at once, with the key pending, and reads body (which the
-// caller must leave alone until Pending.Done) on a goroutine. Every error,
-// from a missing bucket to a full drive, comes from Pending.Wait. Readers
-// of the key wait for the write and its commit as for PutAsync. The mount
-// uses it so that close(2) costs what it costs on a local filesystem,
-// with the bytes on their way to the drives as dirty pages are there.
-func (s *Store) PutBackground(ctx context.Context, bucket, key string, body io.Reader, size int64, opt PutOptions) (*Pending, error) {
-	return s.PutBackgroundFrom(ctx, bucket, key, func(context.Context) (io.Reader, int64, error) {
-		return body, size, nil
-	}, opt)
-}
-
-// PutBackgroundFrom is PutBackground with the body (and its size, or -1)
-// given by src, which the background goroutine calls first and which may
-// wait until the body is final: the key is pending, and its readers wait,
-// from the call on.
-func (s *Store) PutBackgroundFrom(ctx context.Context, bucket, key string, src func(context.Context) (io.Reader, int64, error), opt PutOptions) (*Pending, error) {
+// putBackground is PutAsync of a FromFunc source.
+func (s *Store) putBackground(ctx context.Context, bucket, key string, src func(context.Context) (io.Reader, int64, error), opt PutOptions) (*Pending, error) {
 	if err := s.checkBackgroundPut(ctx, key, opt); err != nil {
 		return nil, err
 	}
@@ -246,15 +290,12 @@ func (s *Store) PutBackgroundFrom(ctx context.Context, bucket, key string, src f
 	}), nil
 }
 
-// PutBackgroundBytes is PutBackground of a body already in memory, which
-// the store keeps until the put is done (the caller must leave data
-// alone). A body small enough to be packed is written in its burst, on
-// the burst's goroutine, after the smaller puts queued before it (see
-// launcher): many small files closed on the mount then cost no goroutine
-// each.
-func (s *Store) PutBackgroundBytes(ctx context.Context, bucket, key string, data []byte, opt PutOptions) (*Pending, error) {
+// putBackgroundBytes is PutAsync of a FromBytes source.
+func (s *Store) putBackgroundBytes(ctx context.Context, bucket, key string, data []byte, opt PutOptions) (*Pending, error) {
 	if int64(len(data)) > s.opt.PackMaxSize {
-		return s.PutBackground(ctx, bucket, key, bytes.NewReader(data), int64(len(data)), opt)
+		return s.putBackground(ctx, bucket, key, func(context.Context) (io.Reader, int64, error) {
+			return bytes.NewReader(data), int64(len(data)), nil
+		}, opt)
 	}
 	if err := s.checkBackgroundPut(ctx, key, opt); err != nil {
 		return nil, err
@@ -309,7 +350,7 @@ func (s *Store) checkBackgroundPut(ctx context.Context, key string, opt PutOptio
 		return err
 	}
 	if opt.IfMatch != "" || opt.IfNoneMatch != "" {
-		return fmt.Errorf("%w: PutBackground takes no conditions", ErrInvalidArgument)
+		return fmt.Errorf("%w: a background put (FromFunc, FromBytes) takes no conditions", ErrInvalidArgument)
 	}
 	return s.acquireAsync(ctx)
 }

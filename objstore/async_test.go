@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"strings"
 	"sync"
 	"testing"
@@ -22,7 +23,7 @@ func TestPutAsyncReadsItsWrites(t *testing.T) {
 	var last *Pending
 	for i := range 50 {
 		data := randBytes(100+i*1000, uint64(i))
-		p, err := s.PutAsync(ctx, "async", "k", bytes.NewReader(data), int64(len(data)), PutOptions{})
+		p, err := s.PutAsync(ctx, "async", "k", FromReader(bytes.NewReader(data), int64(len(data))), PutOptions{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -37,7 +38,7 @@ func TestPutAsyncReadsItsWrites(t *testing.T) {
 	}
 	for i := range 20 {
 		data := []byte(fmt.Sprint(i))
-		if _, err := s.PutAsync(ctx, "async", fmt.Sprintf("dir/%02d", i), bytes.NewReader(data), int64(len(data)), PutOptions{}); err != nil {
+		if _, err := s.PutAsync(ctx, "async", fmt.Sprintf("dir/%02d", i), FromReader(bytes.NewReader(data), int64(len(data))), PutOptions{}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -59,11 +60,11 @@ func TestPutAsyncErrors(t *testing.T) {
 	ctx := context.Background()
 	s, _ := newTestStore(t, 1, 0)
 	mustBucket(t, s, "asyncerr")
-	if _, err := s.PutAsync(ctx, "nobucket", "k", bytes.NewReader(nil), 0, PutOptions{}); !errors.Is(err, ErrNoSuchBucket) {
+	if _, err := s.PutAsync(ctx, "nobucket", "k", FromReader(bytes.NewReader(nil), 0), PutOptions{}); !errors.Is(err, ErrNoSuchBucket) {
 		t.Fatalf("missing bucket: %v", err)
 	}
 	mustPut(t, s, "asyncerr", "k", []byte("x"))
-	if _, err := s.PutAsync(ctx, "asyncerr", "k", bytes.NewReader(nil), 0, PutOptions{IfNoneMatch: "*"}); !errors.Is(err, ErrPreconditionFailed) {
+	if _, err := s.PutAsync(ctx, "asyncerr", "k", FromReader(bytes.NewReader(nil), 0), PutOptions{IfNoneMatch: "*"}); !errors.Is(err, ErrPreconditionFailed) {
 		t.Fatalf("if-none-match on an existing key: %v", err)
 	}
 }
@@ -106,7 +107,7 @@ func TestSetMetaAsync(t *testing.T) {
 	s, _ := newTestStore(t, 4, 2)
 	mustBucket(t, s, "setmeta")
 	data := randBytes(5000, 3)
-	if _, err := s.PutAsync(ctx, "setmeta", "k", bytes.NewReader(data), int64(len(data)), PutOptions{ContentType: "a/b"}); err != nil {
+	if _, err := s.PutAsync(ctx, "setmeta", "k", FromReader(bytes.NewReader(data), int64(len(data))), PutOptions{ContentType: "a/b"}); err != nil {
 		t.Fatal(err)
 	}
 	p, err := s.SetMetaAsync(ctx, "setmeta", "k", "text/plain", map[string]string{"x-amz-meta-m": "1"}, "")
@@ -145,35 +146,35 @@ func TestPutBackground(t *testing.T) {
 	for i := range 40 {
 		key := fmt.Sprintf("k%02d", i)
 		want[key] = randBytes(1+i*7000, uint64(i))
-		if _, err := s.PutBackground(ctx, "bgput", key, bytes.NewReader(want[key]), int64(len(want[key])), PutOptions{}); err != nil {
+		if _, err := s.PutAsync(ctx, "bgput", key, readerFunc(bytes.NewReader(want[key]), int64(len(want[key]))), PutOptions{}); err != nil {
 			t.Fatal(err)
 		}
 	}
 	if got := readAll(t, s, "bgput", "k07", GetOptions{}); !bytes.Equal(got, want["k07"]) {
 		t.Fatalf("read after a background put: %d bytes, want %d", len(got), len(want["k07"]))
 	}
-	p, err := s.PutBackground(ctx, "nobucket", "k", bytes.NewReader(nil), 0, PutOptions{})
+	p, err := s.PutAsync(ctx, "nobucket", "k", readerFunc(bytes.NewReader(nil), 0), PutOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if _, err := p.Wait(ctx); !errors.Is(err, ErrNoSuchBucket) {
 		t.Fatalf("background put into a missing bucket: %v", err)
 	}
-	if _, err := s.PutBackground(ctx, "bgput", "k", bytes.NewReader(nil), 0, PutOptions{IfNoneMatch: "*"}); !errors.Is(err, ErrInvalidArgument) {
+	if _, err := s.PutAsync(ctx, "bgput", "k", readerFunc(bytes.NewReader(nil), 0), PutOptions{IfNoneMatch: "*"}); !errors.Is(err, ErrInvalidArgument) {
 		t.Fatalf("background put with a condition: %v", err)
 	}
 	// Close drains what is still in flight.
 	for i := 40; i < 80; i++ {
 		key := fmt.Sprintf("k%02d", i)
 		want[key] = randBytes(1+i*7000, uint64(i))
-		if _, err := s.PutBackground(ctx, "bgput", key, bytes.NewReader(want[key]), int64(len(want[key])), PutOptions{}); err != nil {
+		if _, err := s.PutAsync(ctx, "bgput", key, readerFunc(bytes.NewReader(want[key]), int64(len(want[key]))), PutOptions{}); err != nil {
 			t.Fatal(err)
 		}
 	}
 	if err := s.Close(); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.PutBackground(ctx, "bgput", "late", bytes.NewReader(nil), 0, PutOptions{}); !errors.Is(err, ErrClosed) {
+	if _, err := s.PutAsync(ctx, "bgput", "late", readerFunc(bytes.NewReader(nil), 0), PutOptions{}); !errors.Is(err, ErrClosed) {
 		t.Fatalf("background put after close: %v", err)
 	}
 	s, err = Open(ctx, withBolt(t, opt))
@@ -204,7 +205,7 @@ func TestBackgroundBurst(t *testing.T) {
 	mustBucket(t, s, "burst")
 	put := func(key, body string) *Pending {
 		t.Helper()
-		p, err := s.PutBackground(ctx, "burst", key, strings.NewReader(body), int64(len(body)), PutOptions{})
+		p, err := s.PutAsync(ctx, "burst", key, readerFunc(strings.NewReader(body), int64(len(body))), PutOptions{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -231,7 +232,7 @@ func TestBackgroundBurst(t *testing.T) {
 	// Small in-memory puts are written by their burst, in order, also
 	// after a large put of the same key that is still running.
 	big := randBytes(300<<10, 7)
-	if _, err := s.PutBackground(ctx, "burst", "x", bytes.NewReader(big), int64(len(big)), PutOptions{}); err != nil {
+	if _, err := s.PutAsync(ctx, "burst", "x", readerFunc(bytes.NewReader(big), int64(len(big))), PutOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	var last *Pending
@@ -240,7 +241,7 @@ func TestBackgroundBurst(t *testing.T) {
 		if i == 29 {
 			key = "x"
 		}
-		if last, err = s.PutBackgroundBytes(ctx, "burst", key, []byte(fmt.Sprintf("small %d", i)), PutOptions{}); err != nil {
+		if last, err = s.PutAsync(ctx, "burst", key, FromBytes([]byte(fmt.Sprintf("small %d", i))), PutOptions{}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -252,10 +253,10 @@ func TestBackgroundBurst(t *testing.T) {
 			t.Fatalf("%s after a burst of small puts: %q, want %q", key, got, want)
 		}
 	}
-	if _, err := s.PutBackgroundBytes(ctx, "burst", "x", nil, PutOptions{IfMatch: "*"}); !errors.Is(err, ErrInvalidArgument) {
+	if _, err := s.PutAsync(ctx, "burst", "x", FromBytes(nil), PutOptions{IfMatch: "*"}); !errors.Is(err, ErrInvalidArgument) {
 		t.Fatalf("PutBackgroundBytes with a condition: %v", err)
 	}
-	if _, err := s.PutBackgroundBytes(ctx, "burst", "c", []byte("never waited for"), PutOptions{}); err != nil {
+	if _, err := s.PutAsync(ctx, "burst", "c", FromBytes([]byte("never waited for")), PutOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	if err := s.Close(); err != nil {
@@ -297,7 +298,7 @@ func TestBackgroundBytesRace(t *testing.T) {
 		var wg sync.WaitGroup
 		for g := range ps {
 			wg.Go(func() {
-				p, err := s.PutBackgroundBytes(ctx, "race", "k", []byte(fmt.Sprintf("r%d-g%d", round, g)), PutOptions{})
+				p, err := s.PutAsync(ctx, "race", "k", FromBytes([]byte(fmt.Sprintf("r%d-g%d", round, g))), PutOptions{})
 				if err != nil {
 					t.Error(err)
 					return
@@ -331,4 +332,9 @@ func TestBackgroundBytesRace(t *testing.T) {
 			t.Fatalf("round %d: the key holds %q, the newest put was %q", round, got, want)
 		}
 	}
+}
+
+// readerFunc is a FromFunc source giving r and size.
+func readerFunc(r io.Reader, size int64) Source {
+	return FromFunc(func(context.Context) (io.Reader, int64, error) { return r, size, nil })
 }

@@ -270,7 +270,7 @@ func BenchmarkPutBackgroundSmall(b *testing.B) {
 			cpu0 := processCPU(b)
 			var last []*Pending
 			for i := range b.N {
-				p, err := s.PutBackgroundBytes(ctx, "bench", fmt.Sprintf("d%d/f%07d", b.N, i), bytes.Clone(data), PutOptions{})
+				p, err := s.PutAsync(ctx, "bench", fmt.Sprintf("d%d/f%07d", b.N, i), FromBytes(bytes.Clone(data)), PutOptions{})
 				if err != nil {
 					b.Fatal(err)
 				}

@@ -2,7 +2,8 @@
 // the one store every face (S3, the mount, the catalog) works on.
 //
 // A Store composes four parts it alone may import: objstore/meta (the
-// bbolt index), objstore/erasure (the Reed-Solomon codec and shard format),
+// index, given in Options.Index: bbolt by default, opened by cmd/; an
+// in-memory one for tests), objstore/erasure (the Reed-Solomon codec and shard format),
 // objstore/drive (one directory per drive) and objstore/blockcache (the
 // in-memory cache of verified blocks that ObjectReader.CopyRange sends
 // from). It must not import the catalog, the faces or fs.
@@ -32,13 +33,18 @@
 // and, when any of them wrote data, flushes the drives once (syncfs per
 // filesystem; while the page cache holds much else to write back, such
 // as a file the mount is staging, fdatasync of each shard file and its
-// directory instead, so as not to write that too); the indexer takes every flushed batch waiting and applies
-// them in one bbolt transaction. A lone request starts a batch at once;
-// concurrent ones share the flushes, and batch N+1 flushes while batch N
-// commits. The index never points at data that was not flushed first.
+// directory instead, so as not to write that too); the indexer takes
+// every flushed batch waiting and applies them in one index transaction,
+// request after request, each seeing the writes of those before it (the
+// read-your-writes rule of meta.Index). A batch is split where the
+// index's transaction bound (meta.Limits) would be passed, and a request
+// that alone passes it fails with ErrTooManyChanges. A lone request
+// starts a batch at once; concurrent ones share the flushes, and batch
+// N+1 flushes while batch N commits. The index never points at data that
+// was not flushed first.
 //
-// Asynchronous operations (PutAsync, PutBackground, PutBackgroundBytes,
-// SetMetaAsync: the mount's closes) are pending from the call on: every
+// Asynchronous operations (PutAsync with a FromReader, FromFunc or
+// FromBytes source, and SetMetaAsync: the mount's closes) are pending from the call on: every
 // operation on their key waits for them. They start in bursts (burst.go),
 // up to burstDelay after the first, or at once when somebody waits for
 // one; the small in-memory puts of a burst are written in order by one
@@ -60,8 +66,66 @@
 // and pack segment files the index does not know. Each Open starts a new
 // pack segment, so a torn append of a crashed run is never written over.
 //
-// # Lock order
+// # Readers in other processes
 //
-// Store.pinGate (readers share, the cleaner takes it alone) -> Store.pinMu.
-// The committer runs index transactions without holding either.
+// With Options.ReaderGrace set (an index several processes share), the
+// cleaner also waits out a grace period and honours reader leases
+// recorded in the index (lease.go), since it cannot see other processes'
+// pins.
+//
+// # Goroutines
+//
+// A Store runs, from Open to Close:
+//
+//   - the committer's two stages (commit.go): the syncer, which gathers
+//     requests and flushes the drives, and the indexer, which applies
+//     flushed batches in index transactions; Close stops them after the
+//     requests in flight;
+//   - unless Options.NoBackground: the cleaner (cleaner.go), the healer
+//     (heal.go, fed by degraded reads through healq), the lifecycle runner
+//     (lifecycle.go) and, with ReaderGrace, the leaser (lease.go); Close
+//     cancels and waits for them first;
+//   - per burst of asynchronous operations, one goroutine for the burst's
+//     small writes and one per other operation (burst.go, async.go);
+//     Close drains them before anything else;
+//   - per Watch subscription, one goroutine closing its channel when its
+//     context ends (watch.go);
+//   - short-lived ones inside an operation: one per drive for a pack
+//     append or a compaction copy, the shard writers of a large put, and
+//     md5-simd's server for concurrent large writes.
+//
+// # Locks
+//
+// Every mutex, what it protects and what may be taken while it is held
+// (an arrow means "then"; a lock not named on the right of an arrow is
+// never held while taking another):
+//
+//	Store.closeMu (RW)   shared by every committer request from send until
+//	                     its outcome is read; Close takes it alone to stop
+//	                     the committer. Taken by callers holding cleanMu or
+//	                     leaser.mu, never by the committer itself.
+//	Store.cleanMu        one Clean at a time.
+//	                     cleanMu -> pinGate -> pinMu; cleanMu -> closeMu;
+//	                     cleanMu -> packs.mu (compaction, dead segments).
+//	leaser.mu            one lease renewal at a time; protects held.
+//	                     leaser.mu -> pinMu; leaser.mu -> closeMu.
+//	Store.pinGate (RW)   readers share it while they look up and pin a
+//	                     version, the cleaner takes it alone while it
+//	                     reads the garbage: a reader pins before the
+//	                     cleaner looks, or looks up after the data became
+//	                     garbage. pinGate -> an index View -> pinMu.
+//	Store.pinMu          pins and pinSegs (leaf).
+//	packs.mu             the open pack segment files and the append
+//	                     position (leaf; pack I/O runs outside it).
+//	Store.codecMu        the codec cache (leaf).
+//	pendingSet.runMu (RW) draining and joining the running operations (leaf).
+//	pendingSet.mu        the pending operations by key (leaf).
+//	launcher.mu          the queued burst operations (leaf).
+//	watchers.mu          the Watch subscribers; sends never block (leaf).
+//	blockcache.Cache.mu  the block cache's entries (leaf, its own package).
+//
+// Index transactions are not locks of the store's, but a View may run
+// while pinGate is held (shared by readers, alone by the cleaner); no
+// transaction's function takes a store lock, and the committer holds none
+// while it runs one.
 package objstore

@@ -92,9 +92,6 @@ func (s *Store) fsck(ctx context.Context, progress func(Progress)) (FsckReport, 
 	if progress != nil {
 		progress(Progress{Phase: "verify", Done: int64(len(datas)), Total: int64(len(datas))})
 	}
-	if err := s.checkRefs(ctx, known, &rep); err != nil {
-		return rep, err
-	}
 	if err := s.checkIndex(ctx, &rep); err != nil {
 		return rep, err
 	}
@@ -116,50 +113,6 @@ func (s *Store) fsck(ctx context.Context, progress func(Progress)) (FsckReport, 
 		}
 	}
 	return rep, nil
-}
-
-// checkRefs counts versions and reports segments naming unknown data.
-func (s *Store) checkRefs(ctx context.Context, known map[string]bool, rep *FsckReport) error {
-	return s.idx.View(ctx, func(tx meta.Tx) error {
-		live := map[string]bool{}
-		err := meta.Scan(tx, meta.DataTable, nil, func(k, _ []byte) error {
-			var id erasure.DataID
-			copy(id[:], k)
-			live[id.String()] = true
-			return nil
-		})
-		if err != nil {
-			return err
-		}
-		check := func(where string, segs []meta.Segment) {
-			for _, sg := range segs {
-				if !live[sg.Data] {
-					rep.Dangling = append(rep.Dangling, fmt.Sprintf("%s: data %s", where, sg.Data))
-				}
-			}
-		}
-		err = meta.Scan(tx, meta.Versions, nil, func(k, raw []byte) error {
-			rep.Versions++
-			var v meta.Version
-			if err := meta.Decode(raw, &v); err != nil {
-				return err
-			}
-			b, key, _, _ := meta.SplitVersionKey(k)
-			check(fmt.Sprintf("%s/%s version %s", b, key, v.VersionID), v.Segments)
-			return nil
-		})
-		if err != nil {
-			return err
-		}
-		return meta.Scan(tx, meta.Parts, nil, func(k, raw []byte) error {
-			var p meta.Part
-			if err := meta.Decode(raw, &p); err != nil {
-				return err
-			}
-			check(fmt.Sprintf("upload part %q", k), p.Segments)
-			return nil
-		})
-	})
 }
 
 // sweep removes the shard files no committed write references.

@@ -13,14 +13,16 @@ import (
 // index can break an invariant for every record.
 const maxIndexProblems = 1000
 
-// checkIndex checks the invariants meta/doc.go states, as bbolt's
-// Tx.Check does for its pages, so that a space leak or a lost update
-// fails fsck (and with it every test that opens a store):
+// checkIndex counts the versions, reports the version and part segments
+// naming data that is not live (Dangling), and checks the invariants
+// meta/doc.go states, as bbolt's Tx.Check does for its pages, so that a
+// space leak or a lost update fails fsck (and with it every test that
+// opens a store):
 //
 //   - objects holds exactly the newest version of each key, unless that
 //     is a delete marker, in which case the key is absent;
 //   - a data record's Refs equals the version and part segments naming
-//     it, and garbage is named by none;
+//     it (garbage is named by none: such a segment is Dangling);
 //   - no data id is in data and garbage at once;
 //   - a pack segment's Live sums the Len of its data records, live or
 //     garbage; packdata lists exactly those records; every record's
@@ -41,11 +43,15 @@ func (s *Store) checkIndex(ctx context.Context, rep *FsckReport) error {
 }
 
 type indexCheck struct {
-	rep  *FsckReport
-	refs map[string]int64 // data id -> segments naming it
+	rep    *FsckReport
+	refs   map[string]int64 // data id -> segments naming it
+	namers []namer          // every segment, in index order, for Dangling
 	// packed: data records (live or garbage) per pack segment.
 	packed map[uint64]map[erasure.DataID]int64
 }
+
+// namer is one segment of a version or part.
+type namer struct{ where, data string }
 
 func (c *indexCheck) problem(format string, args ...any) {
 	if len(c.rep.Index) < maxIndexProblems {
@@ -104,28 +110,31 @@ func (c *indexCheck) objects(tx meta.Tx) error {
 
 // segments counts the references of versions and parts.
 func (c *indexCheck) segments(tx meta.Tx) error {
-	count := func(segs []meta.Segment) {
+	count := func(where string, segs []meta.Segment) {
 		for _, sg := range segs {
 			c.refs[sg.Data]++
+			c.namers = append(c.namers, namer{where, sg.Data})
 		}
 	}
-	err := meta.Scan(tx, meta.Versions, nil, func(_, v []byte) error {
+	err := meta.Scan(tx, meta.Versions, nil, func(k, v []byte) error {
+		c.rep.Versions++
 		var ver meta.Version
 		if err := meta.Decode(v, &ver); err != nil {
 			return err
 		}
-		count(ver.Segments)
+		b, key, _, _ := meta.SplitVersionKey(k)
+		count(fmt.Sprintf("%s/%s version %s", b, key, ver.VersionID), ver.Segments)
 		return nil
 	})
 	if err != nil {
 		return err
 	}
-	return meta.Scan(tx, meta.Parts, nil, func(_, v []byte) error {
+	return meta.Scan(tx, meta.Parts, nil, func(k, v []byte) error {
 		var p meta.Part
 		if err := meta.Decode(v, &p); err != nil {
 			return err
 		}
-		count(p.Segments)
+		count(fmt.Sprintf("upload part %q", k), p.Segments)
 		return nil
 	})
 }
@@ -133,6 +142,7 @@ func (c *indexCheck) segments(tx meta.Tx) error {
 // data checks reference counts and gathers the packed records.
 func (c *indexCheck) data(tx meta.Tx) error {
 	c.packed = map[uint64]map[erasure.DataID]int64{}
+	live := map[string]bool{}
 	note := func(id erasure.DataID, d meta.Data) {
 		if d.Pack == 0 {
 			return
@@ -160,11 +170,17 @@ func (c *indexCheck) data(tx meta.Tx) error {
 		} else if g != nil {
 			c.problem("data %s is live and garbage at once", id)
 		}
+		live[id.String()] = true
 		note(id, d)
 		return nil
 	})
 	if err != nil {
 		return err
+	}
+	for _, n := range c.namers {
+		if !live[n.data] {
+			c.rep.Dangling = append(c.rep.Dangling, fmt.Sprintf("%s: data %s", n.where, n.data))
+		}
 	}
 	return meta.Scan(tx, meta.Garbage, nil, func(k, v []byte) error {
 		var id erasure.DataID
@@ -172,9 +188,6 @@ func (c *indexCheck) data(tx meta.Tx) error {
 		var g meta.GarbageEntry
 		if err := meta.Decode(v, &g); err != nil {
 			return err
-		}
-		if n := c.refs[id.String()]; n != 0 {
-			c.problem("garbage data %s is named by %d segments", id, n)
 		}
 		note(id, g.Data)
 		return nil
