@@ -38,7 +38,7 @@ var crashTableID = catalog.Ident{Namespace: []string{"ns"}, Name: "t"}
 
 func TestCatalogCrashBetweenMetadataAndFlip(t *testing.T) {
 	bin := filepath.Join(t.TempDir(), "catalogcrash")
-	if err := goBuild(context.Background(), bin, "./internal/catalogcrash"); err != nil {
+	if err := goBuild(context.Background(), bin, "./integration/internal/catalogcrash"); err != nil {
 		t.Fatalf("build catalogcrash: %v", err)
 	}
 	// before-pointer-flip is the must-show: the staged commit is recorded

@@ -70,7 +70,7 @@ func TestCrashRecovery(t *testing.T) {
 	rng := rand.New(rand.NewPCG(seed, 1))
 
 	bin := filepath.Join(t.TempDir(), "crashworker")
-	if err := goBuild(context.Background(), bin, "./internal/crashworker"); err != nil {
+	if err := goBuild(context.Background(), bin, "./integration/internal/crashworker"); err != nil {
 		t.Fatalf("build crashworker: %v", err)
 	}
 	dir := t.TempDir()
