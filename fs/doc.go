@@ -43,6 +43,11 @@
 // A control tree (frontends/control) is mounted under a root-only .cairn/
 // directory. Store errors map to errnos in one place, errno.go.
 //
+// fs imports objstore and frontends/control (whose core links no catalog;
+// cmd/ adds the catalog's controls, frontends/control/catalogctl, to the
+// tree it hands over): it depends on neither catalog nor apache/iceberg-go,
+// even transitively, as integration/layering_test.go checks.
+//
 // # Write path
 //
 // A file open for writing has one writeState (write.go), shared by its

@@ -39,9 +39,8 @@ var crashTableID = catalog.Ident{Namespace: []string{"ns"}, Name: "t"}
 
 func TestCatalogCrashBetweenMetadataAndFlip(t *testing.T) {
 	bin := filepath.Join(t.TempDir(), "catalogcrash")
-	build := exec.Command("go", "build", "-o", bin, "./internal/catalogcrash")
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("build catalogcrash: %v\n%s", err, out)
+	if err := goBuild(context.Background(), bin, "./integration/internal/catalogcrash"); err != nil {
+		t.Fatalf("build catalogcrash: %v", err)
 	}
 	// before-pointer-flip is the must-show: the staged commit is recorded
 	// when the process dies. after-metadata-write dies one step earlier:

@@ -71,9 +71,8 @@ func TestCrashRecovery(t *testing.T) {
 	rng := rand.New(rand.NewPCG(seed, 1))
 
 	bin := filepath.Join(t.TempDir(), "crashworker")
-	build := exec.Command("go", "build", "-o", bin, "./internal/crashworker")
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("build crashworker: %v\n%s", err, out)
+	if err := goBuild(context.Background(), bin, "./integration/internal/crashworker"); err != nil {
+		t.Fatalf("build crashworker: %v", err)
 	}
 	dir := t.TempDir()
 	m := &crashModel{keys: map[string]string{}, pending: map[string]crashLine{}}

@@ -326,7 +326,7 @@ func TestFSMoveLargeDir(t *testing.T) {
 	if got := countFiles(t, drives); got != shardsBefore {
 		t.Errorf("shard files under %s: %d before the mv, %d after: the mv moved or rewrote data", drives, shardsBefore, got)
 	}
-	if mvTime > 10*time.Second {
-		t.Errorf("mv of %d files took %v: not a metadata-only rename", n, mvTime)
-	}
+	// No bound on mvTime: a wall-clock limit fails on a loaded machine or
+	// under -race (14 s on two busy cores); the shard count above is what
+	// shows the rename moved no data.
 }

@@ -37,7 +37,21 @@ func runMain(m *testing.M) int {
 		fmt.Fprintln(os.Stderr, "integration: build cairn:", err)
 		return 1
 	}
-	return m.Run()
+	if err := setupRaceLog(dir); err != nil {
+		fmt.Fprintln(os.Stderr, "integration:", err)
+		return 1
+	}
+	code := m.Run()
+	reports, err := raceSweep()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "integration:", err)
+		return 1
+	}
+	if len(reports) > 0 {
+		fmt.Fprintf(os.Stderr, "integration: FAIL: %d child processes found data races:\n%s\n", len(reports), strings.Join(reports, "\n"))
+		return 1
+	}
+	return code
 }
 
 // repoRoot returns the module root, from `go env GOMOD`.
@@ -53,17 +67,12 @@ func repoRoot(ctx context.Context) (string, error) {
 	return filepath.Dir(gomod), nil
 }
 
-// buildBinary builds ./cmd/cairn into dir and returns the binary's path.
+// buildBinary builds ./cmd/cairn into dir (with -race under -race, see
+// goBuild) and returns the binary's path.
 func buildBinary(ctx context.Context, dir string) (string, error) {
-	root, err := repoRoot(ctx)
-	if err != nil {
-		return "", err
-	}
 	bin := filepath.Join(dir, "cairn")
-	cmd := exec.CommandContext(ctx, "go", "build", "-o", bin, "./cmd/cairn")
-	cmd.Dir = root
-	if out, err := cmd.CombinedOutput(); err != nil {
-		return "", fmt.Errorf("go build ./cmd/cairn: %w\n%s", err, out)
+	if err := goBuild(ctx, bin, "./cmd/cairn"); err != nil {
+		return "", err
 	}
 	return bin, nil
 }
@@ -123,6 +132,7 @@ func runCairn(t testing.TB, timeout time.Duration, args ...string) result {
 	if err != nil && !errors.As(err, &ee) {
 		t.Fatalf("cairn %s: %v", strings.Join(args, " "), err)
 	}
+	failOnRace(t, "cairn "+strings.Join(args, " "), cmd.Process.Pid)
 	return result{code: cmd.ProcessState.ExitCode(), stdout: stdout.String(), stderr: stderr.String()}
 }
 
@@ -161,6 +171,7 @@ func startServer(t testing.TB, data string, extra ...string) *server {
 			_ = s.cmd.Process.Kill()
 			<-s.done
 		}
+		failOnRace(t, "cairn serve", s.cmd.Process.Pid)
 		if t.Failed() {
 			t.Logf("cairn serve stderr:\n%s", s.stderr.String())
 		}

@@ -11,7 +11,7 @@ import (
 	"github.com/cairnstore/cairn/catalog/migrate"
 	"github.com/cairnstore/cairn/catalog/objectbacked"
 	"github.com/cairnstore/cairn/catalog/strong"
-	"github.com/cairnstore/cairn/frontends/control"
+	"github.com/cairnstore/cairn/frontends/control/catalogctl"
 	"github.com/cairnstore/cairn/internal/failpoint"
 	"github.com/cairnstore/cairn/objstore"
 )
@@ -129,8 +129,8 @@ func openCatalog(ctx context.Context, st *objstore.Store, s3Endpoint string, log
 }
 
 // controls are the catalog's control files (.cairn/catalog/<wh>/...).
-func (p *catalogParts) controls() control.CatalogControls {
-	return control.CatalogControls{
+func (p *catalogParts) controls() catalogctl.Controls {
+	return catalogctl.Controls{
 		Warehouses: func(ctx context.Context) ([]string, error) {
 			whs, err := p.svc.ListWarehouses(ctx)
 			if err != nil {

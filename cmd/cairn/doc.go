@@ -12,7 +12,10 @@
 // registration function and a runX(ctx, opts, deps) function; runX receives
 // everything it touches through its arguments, so it can be tested without a
 // process. exit.go is the one place where errors become exit codes and
-// messages.
+// messages. serve.go builds the control tree the mount shows: the store's
+// controls (control.StoreTree) plus the catalog's as "catalog"
+// (catalogctl.Tree over catalog.go's catalogParts.controls); `cairn mount`
+// (mount.go) serves no catalog and mounts the store's alone.
 //
 // The only package-level variable is version (version.go), set at link time.
 package main

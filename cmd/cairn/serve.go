@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/cairnstore/cairn/frontends/control"
+	"github.com/cairnstore/cairn/frontends/control/catalogctl"
 )
 
 const (
@@ -104,7 +105,7 @@ func runServe(ctx context.Context, o serveOptions, d deps) (err error) {
 	}
 
 	if o.Mount != "" {
-		tree := control.StoreTree(st).Add("catalog", control.CatalogTree(parts.controls()))
+		tree := control.StoreTree(st).Add("catalog", catalogctl.Tree(parts.controls()))
 		m, err := startMount(ctx, st, sopt.Dir, o.Mount, o.MountOpt, tree, logger)
 		if err != nil {
 			return err

@@ -176,7 +176,7 @@ func (d *Dir) Find(ctx context.Context, path string) (Node, error) {
 		if !ok {
 			return nil, fmt.Errorf("%w: %q: not a directory", ErrNotFound, path)
 		}
-		if validName(name) != nil {
+		if ValidName(name) != nil {
 			return nil, fmt.Errorf("%w: %q", ErrNotFound, path)
 		}
 		next, err := dir.Lookup(ctx, name)
@@ -189,7 +189,7 @@ func (d *Dir) Find(ctx context.Context, path string) (Node, error) {
 }
 
 func checkEntry(e Entry) error {
-	if err := validName(e.Name); err != nil {
+	if err := ValidName(e.Name); err != nil {
 		return err
 	}
 	switch n := e.Node.(type) {
@@ -207,7 +207,11 @@ func checkEntry(e Entry) error {
 	return nil
 }
 
-func validName(name string) error {
+// ValidName returns an error unless name may name a control entry: not
+// empty, ".", "..", and holding no "/" or NUL. Add panics on such a name
+// and List fails on one; a list function that follows outside names (a
+// warehouse per directory) leaves out those ValidName refuses.
+func ValidName(name string) error {
 	if name == "" || name == "." || name == ".." || strings.ContainsAny(name, "/\x00") {
 		return fmt.Errorf("control: invalid name %q", name)
 	}

@@ -21,10 +21,13 @@
 //
 // # Trees
 //
-// StoreTree returns the root with the store's controls (store/status);
-// CatalogTree the catalog's, one directory per warehouse (migration,
-// last-result, status), which cmd/ adds to that root as "catalog".
-// Catalog errors are translated into the sentinels below in one place.
+// StoreTree returns the root with the store's controls (store/status).
+// The catalog's controls, one directory per warehouse (migration,
+// last-result, status), are in the subpackage catalogctl, which cmd/
+// adds to that root as "catalog"; it translates the catalog's errors into
+// the sentinels below in one place. They live apart so that this package,
+// and fs which mounts it, link neither catalog nor apache/iceberg-go
+// (integration/layering_test.go checks it, transitively).
 //
 // # Errors
 //
@@ -45,8 +48,8 @@
 //
 // # Imports
 //
-// control may import objstore and catalog; never another face
-// (frontends/s3, frontends/iceberg, frontends/health) nor fs, which
+// control may import objstore; never catalog (catalogctl does), another
+// face (frontends/s3, frontends/iceberg, frontends/health) nor fs, which
 // imports control to mount it. It keeps no package-level state: trees are
 // values built in cmd/.
 package control

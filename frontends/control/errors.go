@@ -31,6 +31,18 @@ func sentinels() []error {
 	return []error{ErrBusy, ErrDenied, ErrInvalid, ErrNotFound, ErrUnsupported}
 }
 
+// WrapsSentinel reports whether err wraps one of the sentinels above, so
+// that a translation of another package's errors (catalogctl's) can leave
+// errors already mapped as they are.
+func WrapsSentinel(err error) bool {
+	for _, s := range sentinels() {
+		if errors.Is(err, s) {
+			return true
+		}
+	}
+	return false
+}
+
 // Errno maps an error of a control operation to the errno the mount
 // returns: the sentinels as documented, a cancelled context to EINTR, a
 // deadline to ETIMEDOUT, a wrapped syscall.Errno to itself, nil to 0 and

@@ -61,3 +61,29 @@ func TestSentinelsMapped(t *testing.T) {
 		errnos[e], statuses[h] = s, s
 	}
 }
+
+func TestWrapsSentinel(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		err  error
+		want bool
+	}{
+		{nil, false},
+		{errors.New("disk on fire"), false},
+		{context.Canceled, false},
+		{fmt.Errorf("%w: fence held", ErrBusy), true},
+		{fmt.Errorf("outer: %w", fmt.Errorf("%w: w1", ErrNotFound)), true},
+		{fmt.Errorf("%w: %w", ErrInvalid, errors.New("bad word")), true},
+	}
+	for _, s := range sentinels() {
+		tests = append(tests, struct {
+			err  error
+			want bool
+		}{s, true})
+	}
+	for _, tc := range tests {
+		if got := WrapsSentinel(tc.err); got != tc.want {
+			t.Errorf("WrapsSentinel(%v) = %v, want %v", tc.err, got, tc.want)
+		}
+	}
+}

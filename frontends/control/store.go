@@ -12,7 +12,7 @@ import (
 //	               shadowed keys)
 //
 // cmd/ adds the catalog's controls to the same root
-// (Add("catalog", CatalogTree(...))) and hands it to the faces (the mount
+// (Add("catalog", catalogctl.Tree(...))) and hands it to the faces (the mount
 // shows it as .cairn/).
 func StoreTree(store *objstore.Store) *Dir {
 	return storeTree(store)

@@ -1,4 +1,4 @@
-package control
+package catalogctl
 
 import (
 	"context"
@@ -13,6 +13,7 @@ import (
 	"testing"
 
 	"github.com/cairnstore/cairn/catalog"
+	"github.com/cairnstore/cairn/frontends/control"
 )
 
 // fakeCutover answers every call with its canned results and err, and
@@ -88,29 +89,38 @@ func (f fakeWarehouseStatus) Status(_ context.Context, wh string) (catalog.Statu
 
 // catalogFixture is a catalog tree over warehouses w1 and w2 mounted as
 // "catalog", as cmd/ does.
-func catalogFixture(cut catalog.Cutover) *Dir {
+func catalogFixture(cut catalog.Cutover) *control.Dir {
 	whs := []string{"w1", "w2"}
-	return NewDir().Add("catalog", CatalogTree(CatalogControls{
+	return control.NewDir().Add("catalog", Tree(Controls{
 		Warehouses: func(context.Context) ([]string, error) { return whs, nil },
 		Cutover:    cut,
 		Status:     fakeWarehouseStatus{known: whs},
 	}))
 }
 
-func findFile(t *testing.T, root *Dir, path string) *File {
+// names returns the names of entries, in order.
+func names(entries []control.Entry) []string {
+	out := []string{}
+	for _, e := range entries {
+		out = append(out, e.Name)
+	}
+	return out
+}
+
+func findFile(t *testing.T, root *control.Dir, path string) *control.File {
 	t.Helper()
 	n, err := root.Find(context.Background(), path)
 	if err != nil {
 		t.Fatalf("Find %q: %v", path, err)
 	}
-	f, ok := n.(*File)
+	f, ok := n.(*control.File)
 	if !ok {
 		t.Fatalf("%q is a %T", path, n)
 	}
 	return f
 }
 
-func readDoc(t *testing.T, root *Dir, path string) string {
+func readDoc(t *testing.T, root *control.Dir, path string) string {
 	t.Helper()
 	doc, err := findFile(t, root, path).Read(context.Background())
 	if err != nil {
@@ -122,17 +132,17 @@ func readDoc(t *testing.T, root *Dir, path string) string {
 	return string(doc)
 }
 
-func readMigrationOutcome(t *testing.T, root *Dir, path string) (Outcome[*CatalogMigrationResult], string) {
+func readMigrationOutcome(t *testing.T, root *control.Dir, path string) (control.Outcome[*MigrationResult], string) {
 	t.Helper()
 	raw := readDoc(t, root, path)
-	var out Outcome[*CatalogMigrationResult]
+	var out control.Outcome[*MigrationResult]
 	if err := json.Unmarshal([]byte(raw), &out); err != nil {
 		t.Fatalf("%q: %v", raw, err)
 	}
 	return out, raw
 }
 
-func TestCatalogTreeList(t *testing.T) {
+func TestTreeList(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	boom := errors.New("registry on fire")
@@ -151,7 +161,7 @@ func TestCatalogTreeList(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			d := CatalogTree(CatalogControls{
+			d := Tree(Controls{
 				Warehouses: func(context.Context) ([]string, error) { return tc.whs, tc.err },
 				Cutover:    &fakeCutover{},
 				Status:     fakeWarehouseStatus{},
@@ -170,7 +180,7 @@ func TestCatalogTreeList(t *testing.T) {
 				t.Errorf("List = %q, want %q", got, tc.want)
 			}
 			for _, e := range entries {
-				wh, ok := e.Node.(*Dir)
+				wh, ok := e.Node.(*control.Dir)
 				if !ok {
 					t.Fatalf("%s: %T", e.Name, e.Node)
 				}
@@ -182,14 +192,14 @@ func TestCatalogTreeList(t *testing.T) {
 					t.Errorf("%s: %q", e.Name, got)
 				}
 			}
-			if _, err := d.Find(ctx, "nope/migration"); !errors.Is(err, ErrNotFound) || Errno(err) != syscall.ENOENT {
-				t.Errorf("unknown warehouse: %v (%v), want ENOENT", err, Errno(err))
+			if _, err := d.Find(ctx, "nope/migration"); !errors.Is(err, control.ErrNotFound) || control.Errno(err) != syscall.ENOENT {
+				t.Errorf("unknown warehouse: %v (%v), want ENOENT", err, control.Errno(err))
 			}
 		})
 	}
 }
 
-func TestCatalogTreeRead(t *testing.T) {
+func TestTreeRead(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	tests := []struct {
@@ -203,9 +213,9 @@ func TestCatalogTreeRead(t *testing.T) {
 		{name: "preflight", cut: &fakeCutover{}, path: "catalog/w1/migration",
 			want: []string{`"table_bucket": "w1"`, `"status": "READY_TO_SNAPSHOT"`, `"table_count": 3`, `"source_kind": "OBJECT_BACKED"`}},
 		{name: "preflight of a vanished warehouse", cut: &fakeCutover{err: fmt.Errorf("%w: w1", catalog.ErrNoSuchWarehouse)},
-			path: "catalog/w1/migration", wantErr: ErrNotFound, errno: syscall.ENOENT},
+			path: "catalog/w1/migration", wantErr: control.ErrNotFound, errno: syscall.ENOENT},
 		{name: "preflight of a bad fence", cut: &fakeCutover{err: fmt.Errorf("%w: fence of w1: unexpected EOF", catalog.ErrBadRequest)},
-			path: "catalog/w1/migration", wantErr: ErrInvalid, errno: syscall.EINVAL},
+			path: "catalog/w1/migration", wantErr: control.ErrInvalid, errno: syscall.EINVAL},
 		{name: "durable-strong server", path: "catalog/w1/migration",
 			want: []string{`"table_bucket": "w1"`, `"backing": "durable-strong"`, "served by an object-backed server"}},
 		{name: "status", cut: &fakeCutover{}, path: "catalog/w2/status",
@@ -218,8 +228,8 @@ func TestCatalogTreeRead(t *testing.T) {
 			root := catalogFixture(tc.cut)
 			f := findFile(t, root, tc.path)
 			doc, err := f.Read(ctx)
-			if !errors.Is(err, tc.wantErr) || (err == nil) != (tc.wantErr == nil) || Errno(err) != tc.errno {
-				t.Fatalf("Read: %v (%v), want %v (%v)", err, Errno(err), tc.wantErr, tc.errno)
+			if !errors.Is(err, tc.wantErr) || (err == nil) != (tc.wantErr == nil) || control.Errno(err) != tc.errno {
+				t.Fatalf("Read: %v (%v), want %v (%v)", err, control.Errno(err), tc.wantErr, tc.errno)
 			}
 			if err != nil {
 				return
@@ -236,7 +246,7 @@ func TestCatalogTreeRead(t *testing.T) {
 	}
 }
 
-func TestCatalogTreeStatusErrors(t *testing.T) {
+func TestTreeStatusErrors(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	tests := []struct {
@@ -250,7 +260,7 @@ func TestCatalogTreeStatusErrors(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			d := CatalogTree(CatalogControls{
+			d := Tree(Controls{
 				Warehouses: func(context.Context) ([]string, error) { return []string{"w1"}, nil },
 				Status:     fakeWarehouseStatus{err: tc.err},
 			})
@@ -258,14 +268,14 @@ func TestCatalogTreeStatusErrors(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if _, err := n.(*File).Read(ctx); Errno(err) != tc.errno || !strings.Contains(err.Error(), tc.err.Error()) {
-				t.Errorf("Read: %v (%v), want %v", err, Errno(err), tc.errno)
+			if _, err := n.(*control.File).Read(ctx); control.Errno(err) != tc.errno || !strings.Contains(err.Error(), tc.err.Error()) {
+				t.Errorf("Read: %v (%v), want %v", err, control.Errno(err), tc.errno)
 			}
 		})
 	}
 }
 
-func TestCatalogTreeWrite(t *testing.T) {
+func TestTreeWrite(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	fenced := fmt.Errorf("%w: warehouse w1 is fenced by migration m0 (PREPARING)", catalog.ErrFenced)
@@ -283,40 +293,40 @@ func TestCatalogTreeWrite(t *testing.T) {
 		noResult  bool
 	}{
 		{name: "materialize", cut: &fakeCutover{}, write: "materialize\n", http: http.StatusOK,
-			wantCalls: []string{"materialize w1"}, wantState: StateSucceeded, wantWord: "materialize",
+			wantCalls: []string{"materialize w1"}, wantState: control.StateSucceeded, wantWord: "materialize",
 			wantDoc: []string{`"materialize": {`, `"status": "SNAPSHOT_MATERIALIZED"`, `"migration_id": "m1"`, `"ready_to_enable_durable_strong": true`}},
 		{name: "preflight", cut: &fakeCutover{}, write: "preflight", http: http.StatusOK,
-			wantCalls: []string{"preflight w1"}, wantState: StateSucceeded, wantWord: "preflight",
+			wantCalls: []string{"preflight w1"}, wantState: control.StateSucceeded, wantWord: "preflight",
 			wantDoc: []string{`"preflight": {`, `"status": "READY_TO_SNAPSHOT"`}},
 		{name: "cancel", cut: &fakeCutover{}, write: " cancel \n", http: http.StatusOK,
-			wantCalls: []string{"cancel w1"}, wantState: StateSucceeded, wantWord: "cancel",
+			wantCalls: []string{"cancel w1"}, wantState: control.StateSucceeded, wantWord: "cancel",
 			wantDoc: []string{`"cancel": {`, `"status": "FENCE_RELEASED"`}},
 		{name: "fenced", cut: &fakeCutover{err: fenced}, write: "materialize\n", errno: syscall.EBUSY, http: http.StatusConflict,
-			wantCalls: []string{"materialize w1"}, wantState: StateFailed, wantWord: "materialize",
+			wantCalls: []string{"materialize w1"}, wantState: control.StateFailed, wantWord: "materialize",
 			wantError: "fenced by migration m0 (PREPARING)", noResult: true},
 		{name: "conflict keeps the partial result", write: "cancel", errno: syscall.EBUSY, http: http.StatusConflict,
 			cut: &fakeCutover{err: fmt.Errorf("%w: warehouse w1 changed since migration m1 materialized it", catalog.ErrMigrationConflict),
 				cancel: catalog.CancelResult{MigrationID: "m1"}},
-			wantCalls: []string{"cancel w1"}, wantState: StateFailed, wantWord: "cancel",
+			wantCalls: []string{"cancel w1"}, wantState: control.StateFailed, wantWord: "cancel",
 			wantError: "changed since migration m1", wantDoc: []string{`"cancel": {`, `"migration_id": "m1"`}},
 		{name: "unknown word", cut: &fakeCutover{}, write: "explode\n", errno: syscall.EINVAL, http: http.StatusBadRequest,
-			wantState: StateFailed, wantWord: "explode", wantError: `unknown word "explode"`, noResult: true},
+			wantState: control.StateFailed, wantWord: "explode", wantError: `unknown word "explode"`, noResult: true},
 		{name: "no such warehouse", cut: &fakeCutover{err: fmt.Errorf("%w: w1", catalog.ErrNoSuchWarehouse)}, write: "materialize",
 			errno: syscall.ENOENT, http: http.StatusNotFound, wantCalls: []string{"materialize w1"},
-			wantState: StateFailed, wantWord: "materialize", wantError: "no such warehouse: w1", noResult: true},
+			wantState: control.StateFailed, wantWord: "materialize", wantError: "no such warehouse: w1", noResult: true},
 		{name: "bad request", cut: &fakeCutover{err: fmt.Errorf("%w: malformed fence", catalog.ErrBadRequest)}, write: "preflight",
 			errno: syscall.EINVAL, http: http.StatusBadRequest, wantCalls: []string{"preflight w1"},
-			wantState: StateFailed, wantWord: "preflight", wantError: "malformed fence", noResult: true},
+			wantState: control.StateFailed, wantWord: "preflight", wantError: "malformed fence", noResult: true},
 		{name: "catalog unsupported", cut: &fakeCutover{err: fmt.Errorf("%w: not here", catalog.ErrUnsupported)}, write: "materialize",
 			errno: syscall.EPERM, http: http.StatusMethodNotAllowed, wantCalls: []string{"materialize w1"},
-			wantState: StateFailed, wantWord: "materialize", wantError: "not here", noResult: true},
+			wantState: control.StateFailed, wantWord: "materialize", wantError: "not here", noResult: true},
 		{name: "other error", cut: &fakeCutover{err: errors.New("disk on fire")}, write: "materialize",
 			errno: syscall.EIO, http: http.StatusInternalServerError, wantCalls: []string{"materialize w1"},
-			wantState: StateFailed, wantWord: "materialize", wantError: "disk on fire", noResult: true},
+			wantState: control.StateFailed, wantWord: "materialize", wantError: "disk on fire", noResult: true},
 		{name: "durable-strong server", write: "materialize\n", errno: syscall.EPERM, http: http.StatusMethodNotAllowed,
-			wantState: StateFailed, wantWord: "materialize", wantError: "served by an object-backed server", noResult: true},
+			wantState: control.StateFailed, wantWord: "materialize", wantError: "served by an object-backed server", noResult: true},
 		{name: "durable-strong server, unknown word", write: "explode", errno: syscall.EINVAL, http: http.StatusBadRequest,
-			wantState: StateFailed, wantWord: "explode", wantError: "unknown word", noResult: true},
+			wantState: control.StateFailed, wantWord: "explode", wantError: "unknown word", noResult: true},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -330,8 +340,8 @@ func TestCatalogTreeWrite(t *testing.T) {
 				t.Fatal("migration is not writable")
 			}
 			err := f.Write(ctx, []byte(tc.write))
-			if Errno(err) != tc.errno || HTTPStatus(err) != tc.http {
-				t.Fatalf("write %q: %v (%v, %d), want %v, %d", tc.write, err, Errno(err), HTTPStatus(err), tc.errno, tc.http)
+			if control.Errno(err) != tc.errno || control.HTTPStatus(err) != tc.http {
+				t.Fatalf("write %q: %v (%v, %d), want %v, %d", tc.write, err, control.Errno(err), control.HTTPStatus(err), tc.errno, tc.http)
 			}
 			if tc.cut != nil {
 				if got := tc.cut.Calls(); !slices.Equal(got, tc.wantCalls) {
@@ -357,7 +367,7 @@ func TestCatalogTreeWrite(t *testing.T) {
 				}
 			}
 			// The other warehouse has its own.
-			if other, _ := readMigrationOutcome(t, root, "catalog/w2/last-result"); other.State != StateNone {
+			if other, _ := readMigrationOutcome(t, root, "catalog/w2/last-result"); other.State != control.StateNone {
 				t.Errorf("w2: %+v", other)
 			}
 		})
@@ -366,13 +376,13 @@ func TestCatalogTreeWrite(t *testing.T) {
 
 // The warehouse directories, and so the last results, survive listings;
 // concurrent use is safe.
-func TestCatalogTreeKeepsWarehouses(t *testing.T) {
+func TestTreeKeepsWarehouses(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	var mu sync.Mutex
 	whs := []string{"w1", "w2"}
 	cut := &fakeCutover{}
-	d := CatalogTree(CatalogControls{
+	d := Tree(Controls{
 		Warehouses: func(context.Context) ([]string, error) {
 			mu.Lock()
 			defer mu.Unlock()
@@ -400,7 +410,7 @@ func TestCatalogTreeKeepsWarehouses(t *testing.T) {
 					t.Error(err)
 					return
 				}
-				if err := n.(*File).Write(ctx, []byte("preflight")); err != nil && !errors.Is(err, ErrBusy) {
+				if err := n.(*control.File).Write(ctx, []byte("preflight")); err != nil && !errors.Is(err, control.ErrBusy) {
 					t.Error(err)
 				}
 			}
@@ -409,14 +419,14 @@ func TestCatalogTreeKeepsWarehouses(t *testing.T) {
 	wg.Wait()
 
 	n, _ := d.Find(ctx, "w1/migration")
-	if err := n.(*File).Write(ctx, []byte("materialize")); err != nil {
+	if err := n.(*control.File).Write(ctx, []byte("materialize")); err != nil {
 		t.Fatal(err)
 	}
 	// w1 leaves the listing and comes back: same directory, same result.
 	mu.Lock()
 	whs = []string{"w2"}
 	mu.Unlock()
-	if _, err := d.Lookup(ctx, "w1"); !errors.Is(err, ErrNotFound) {
+	if _, err := d.Lookup(ctx, "w1"); !errors.Is(err, control.ErrNotFound) {
 		t.Errorf("unlisted w1: %v", err)
 	}
 	mu.Lock()
@@ -426,31 +436,31 @@ func TestCatalogTreeKeepsWarehouses(t *testing.T) {
 	if err != nil || again != first {
 		t.Fatalf("w1 again: %p, %v; want %p", again, err, first)
 	}
-	root := NewDir().Add("catalog", d)
-	if out, _ := readMigrationOutcome(t, root, "catalog/w1/last-result"); out.State != StateSucceeded || out.Word != "materialize" ||
+	root := control.NewDir().Add("catalog", d)
+	if out, _ := readMigrationOutcome(t, root, "catalog/w1/last-result"); out.State != control.StateSucceeded || out.Word != "materialize" ||
 		out.Result == nil || *out.Result == nil || (*out.Result).Materialize == nil || (*out.Result).Materialize.MigrationID != "m1" {
 		t.Errorf("w1 last-result %+v", out)
 	}
 }
 
-func TestCatalogTreeWiring(t *testing.T) {
+func TestTreeWiring(t *testing.T) {
 	t.Parallel()
 	defer func() {
 		if recover() == nil {
-			t.Error("CatalogTree without Warehouses did not panic")
+			t.Error("Tree without Warehouses did not panic")
 		}
 	}()
-	CatalogTree(CatalogControls{Cutover: &fakeCutover{}})
+	Tree(Controls{Cutover: &fakeCutover{}})
 }
 
-func TestCatalogTreeNoStatus(t *testing.T) {
+func TestTreeNoStatus(t *testing.T) {
 	t.Parallel()
-	d := CatalogTree(CatalogControls{Warehouses: func(context.Context) ([]string, error) { return []string{"w"}, nil }})
+	d := Tree(Controls{Warehouses: func(context.Context) ([]string, error) { return []string{"w"}, nil }})
 	n, err := d.Find(context.Background(), "w")
 	if err != nil {
 		t.Fatal(err)
 	}
-	files, err := n.(*Dir).List(context.Background())
+	files, err := n.(*control.Dir).List(context.Background())
 	if err != nil || !slices.Equal(names(files), []string{"migration", "last-result"}) {
 		t.Errorf("List = %q, %v", names(files), err)
 	}
@@ -464,21 +474,21 @@ func TestCatalogError(t *testing.T) {
 		errno syscall.Errno
 	}{
 		{nil, nil, 0},
-		{fmt.Errorf("%w: by m1", catalog.ErrFenced), ErrBusy, syscall.EBUSY},
-		{fmt.Errorf("%w: not ready", catalog.ErrMigrationConflict), ErrBusy, syscall.EBUSY},
-		{fmt.Errorf("materialize: %w", catalog.ErrNoSuchWarehouse), ErrNotFound, syscall.ENOENT},
-		{catalog.ErrBadRequest, ErrInvalid, syscall.EINVAL},
-		{catalog.ErrUnsupported, ErrUnsupported, syscall.EPERM},
+		{fmt.Errorf("%w: by m1", catalog.ErrFenced), control.ErrBusy, syscall.EBUSY},
+		{fmt.Errorf("%w: not ready", catalog.ErrMigrationConflict), control.ErrBusy, syscall.EBUSY},
+		{fmt.Errorf("materialize: %w", catalog.ErrNoSuchWarehouse), control.ErrNotFound, syscall.ENOENT},
+		{catalog.ErrBadRequest, control.ErrInvalid, syscall.EINVAL},
+		{catalog.ErrUnsupported, control.ErrUnsupported, syscall.EPERM},
 		{catalog.ErrUnavailable, nil, syscall.EIO},
 		{catalog.ErrCommitFailed, nil, syscall.EIO},
 		{context.DeadlineExceeded, nil, syscall.ETIMEDOUT},
-		{fmt.Errorf("%w: already mapped", ErrDenied), nil, syscall.EACCES},
+		{fmt.Errorf("%w: already mapped", control.ErrDenied), nil, syscall.EACCES},
 	}
 	for _, tc := range tests {
 		t.Run(fmt.Sprint(tc.err), func(t *testing.T) {
 			got := catalogError(tc.err)
-			if Errno(got) != tc.errno {
-				t.Errorf("Errno = %v, want %v", Errno(got), tc.errno)
+			if control.Errno(got) != tc.errno {
+				t.Errorf("control.Errno = %v, want %v", control.Errno(got), tc.errno)
 			}
 			if tc.want == nil {
 				if got != tc.err {

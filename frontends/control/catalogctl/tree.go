@@ -1,4 +1,4 @@
-package control
+package catalogctl
 
 import (
 	"context"
@@ -8,10 +8,11 @@ import (
 	"sync"
 
 	"github.com/cairnstore/cairn/catalog"
+	"github.com/cairnstore/cairn/frontends/control"
 )
 
-// CatalogControls are what the catalog controls need; cmd/ fills them.
-type CatalogControls struct {
+// Controls are what the catalog controls need; cmd/ fills them.
+type Controls struct {
 	// Warehouses lists the warehouse names (one directory each).
 	// Required.
 	Warehouses func(ctx context.Context) ([]string, error)
@@ -31,10 +32,10 @@ const (
 	migrationCancel      = "cancel"
 )
 
-// CatalogMigrationResult is the result of a write to a warehouse's
+// MigrationResult is the result of a write to a warehouse's
 // migration file, shown in full by its last-result file: the field of the
 // word written is set (also when the run failed with a partial result).
-type CatalogMigrationResult struct {
+type MigrationResult struct {
 	Preflight   *catalog.Preflight         `json:"preflight,omitempty"`
 	Materialize *catalog.MaterializeResult `json:"materialize,omitempty"`
 	Cancel      *catalog.CancelResult      `json:"cancel,omitempty"`
@@ -42,7 +43,7 @@ type CatalogMigrationResult struct {
 
 // migrationUnsupported is what reading a warehouse's migration file shows
 // on a server without a Cutover (a durable-strong server); writes to it
-// fail with ErrUnsupported.
+// fail with control.ErrUnsupported.
 type migrationUnsupported struct {
 	TableBucket string `json:"table_bucket"`
 	Backing     string `json:"backing"`
@@ -52,56 +53,56 @@ type migrationUnsupported struct {
 // unsupportedMessage says why a durable-strong server has no migration.
 const unsupportedMessage = "catalog migration is served by an object-backed server; this server runs the durable-strong backing"
 
-// CatalogTree returns the catalog's controls: a directory with one
-// directory per warehouse that c.Warehouses lists, which cmd/ adds to the
-// control root as "catalog" (the mount shows .cairn/catalog/<wh>/...):
+// Tree returns the catalog's controls: a directory with one directory per
+// warehouse that c.Warehouses lists, which cmd/ adds to the control root
+// as "catalog" (the mount shows .cairn/catalog/<wh>/...):
 //
 //	<wh>/migration    read: Cutover.Preflight as JSON (catalog.Preflight);
 //	                  write one word, preflight, materialize or cancel: run
 //	                  it (EBUSY while fenced or on a migration conflict,
 //	                  ENOENT for an unknown warehouse, EINVAL for another
 //	                  word, EPERM on a durable-strong server)
-//	<wh>/last-result  the Outcome of the last write, its
-//	                  CatalogMigrationResult or error in full
+//	<wh>/last-result  the control.Outcome of the last write, its
+//	                  MigrationResult or error in full
 //	<wh>/status       read: Status.Status as JSON (catalog.Status)
 //
 // A warehouse's files, and so its last result, live as long as the tree,
 // also while the warehouse is not listed. Names that are not valid
-// control names are left out, as are repeated ones; a lookup of a name
-// not listed fails with ErrNotFound. Errors of the catalog become the
-// package's sentinels, their text kept: catalog.ErrFenced and
-// catalog.ErrMigrationConflict ErrBusy, catalog.ErrNoSuchWarehouse
-// ErrNotFound, catalog.ErrBadRequest ErrInvalid, catalog.ErrUnsupported
-// ErrUnsupported; others stay as they are (EIO). CatalogTree panics when
-// c.Warehouses is nil, a wiring mistake.
-func CatalogTree(c CatalogControls) *Dir {
+// control names (control.ValidName) are left out, as are repeated ones; a
+// lookup of a name not listed fails with control.ErrNotFound. Errors of
+// the catalog become control's sentinels, their text kept:
+// catalog.ErrFenced and catalog.ErrMigrationConflict ErrBusy,
+// catalog.ErrNoSuchWarehouse ErrNotFound, catalog.ErrBadRequest
+// ErrInvalid, catalog.ErrUnsupported ErrUnsupported; others stay as they
+// are (EIO). Tree panics when c.Warehouses is nil, a wiring mistake.
+func Tree(c Controls) *control.Dir {
 	if c.Warehouses == nil {
-		panic("control: CatalogTree needs Warehouses")
+		panic("catalogctl: Tree needs Warehouses")
 	}
-	t := &catalogTree{c: c, dirs: make(map[string]*Dir)}
-	return NewDirFunc(t.list)
+	t := &catalogTree{c: c, dirs: make(map[string]*control.Dir)}
+	return control.NewDirFunc(t.list)
 }
 
 // catalogTree keeps the warehouse directories, so that each keeps its Op
 // (and its last result) across listings and lookups.
 type catalogTree struct {
-	c CatalogControls
+	c Controls
 
 	mu   sync.Mutex // protects dirs
-	dirs map[string]*Dir
+	dirs map[string]*control.Dir
 }
 
-func (t *catalogTree) list(ctx context.Context) ([]Entry, error) {
+func (t *catalogTree) list(ctx context.Context) ([]control.Entry, error) {
 	names, err := t.c.Warehouses(ctx)
 	if err != nil {
 		return nil, catalogError(fmt.Errorf("list warehouses: %w", err))
 	}
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	out := make([]Entry, 0, len(names))
+	out := make([]control.Entry, 0, len(names))
 	seen := make(map[string]bool, len(names))
 	for _, wh := range names {
-		if seen[wh] || validName(wh) != nil {
+		if seen[wh] || control.ValidName(wh) != nil {
 			continue
 		}
 		seen[wh] = true
@@ -110,25 +111,25 @@ func (t *catalogTree) list(ctx context.Context) ([]Entry, error) {
 			d = t.warehouseDir(wh)
 			t.dirs[wh] = d
 		}
-		out = append(out, Entry{Name: wh, Node: d})
+		out = append(out, control.Entry{Name: wh, Node: d})
 	}
 	return out, nil
 }
 
 // warehouseDir builds the directory of warehouse wh.
-func (t *catalogTree) warehouseDir(wh string) *Dir {
-	op := &Op[any, *CatalogMigrationResult]{
+func (t *catalogTree) warehouseDir(wh string) *control.Dir {
+	op := &control.Op[any, *MigrationResult]{
 		Words:   []string{migrationPreflight, migrationMaterialize, migrationCancel},
 		Preview: func(ctx context.Context) (any, error) { return t.preview(ctx, wh) },
-		Run: func(ctx context.Context, word string) (*CatalogMigrationResult, error) {
+		Run: func(ctx context.Context, word string) (*MigrationResult, error) {
 			res, err := t.run(ctx, wh, word)
 			return res, catalogError(err)
 		},
 	}
 	migration, lastResult := op.Files()
-	d := NewDir().Add("migration", migration).Add("last-result", lastResult)
+	d := control.NewDir().Add("migration", migration).Add("last-result", lastResult)
 	if st := t.c.Status; st != nil {
-		d.Add("status", ReadOnly(func(ctx context.Context) (catalog.Status, error) {
+		d.Add("status", control.ReadOnly(func(ctx context.Context) (catalog.Status, error) {
 			s, err := st.Status(ctx, wh)
 			return s, catalogError(err)
 		}))
@@ -153,11 +154,11 @@ func (t *catalogTree) preview(ctx context.Context, wh string) (any, error) {
 
 // run runs word on warehouse wh. The result is nil when the run failed
 // with nothing to show.
-func (t *catalogTree) run(ctx context.Context, wh, word string) (*CatalogMigrationResult, error) {
+func (t *catalogTree) run(ctx context.Context, wh, word string) (*MigrationResult, error) {
 	if t.c.Cutover == nil {
-		return nil, fmt.Errorf("%w: %s of warehouse %s: %s", ErrUnsupported, word, wh, unsupportedMessage)
+		return nil, fmt.Errorf("%w: %s of warehouse %s: %s", control.ErrUnsupported, word, wh, unsupportedMessage)
 	}
-	var res CatalogMigrationResult
+	var res MigrationResult
 	var err error
 	switch word {
 	case migrationPreflight:
@@ -172,10 +173,10 @@ func (t *catalogTree) run(ctx context.Context, wh, word string) (*CatalogMigrati
 		var c catalog.CancelResult
 		c, err = t.c.Cutover.Cancel(ctx, wh)
 		res.Cancel = kept(c, err)
-	default: // Op checks the words; this is a wiring mistake
-		return nil, fmt.Errorf("%w: unknown word %q", ErrInvalid, word)
+	default: // the Op checks the words; this is a wiring mistake
+		return nil, fmt.Errorf("%w: unknown word %q", control.ErrInvalid, word)
 	}
-	if res == (CatalogMigrationResult{}) {
+	if res == (MigrationResult{}) {
 		return nil, err
 	}
 	return &res, err
@@ -189,30 +190,29 @@ func kept[T any](v T, err error) *T {
 	return &v
 }
 
-// catalogError translates an error of the catalog into the package's
-// sentinels, keeping its text, so that Errno and HTTPStatus map it:
-// ErrFenced and ErrMigrationConflict are ErrBusy, ErrNoSuchWarehouse is
-// ErrNotFound, ErrBadRequest is ErrInvalid and the catalog's
-// ErrUnsupported is ErrUnsupported. Other errors (and those that already
-// wrap a sentinel of the package) are returned as they are.
+// catalogError translates an error of the catalog into control's
+// sentinels, keeping its text, so that control.Errno and
+// control.HTTPStatus map it: ErrFenced and ErrMigrationConflict are
+// ErrBusy, ErrNoSuchWarehouse is ErrNotFound, ErrBadRequest is ErrInvalid
+// and the catalog's ErrUnsupported is control.ErrUnsupported. Other errors
+// (and those that already wrap a sentinel of control) are returned as
+// they are.
 func catalogError(err error) error {
 	if err == nil {
 		return nil
 	}
-	for _, s := range sentinels() {
-		if errors.Is(err, s) {
-			return err
-		}
+	if control.WrapsSentinel(err) {
+		return err
 	}
 	switch {
 	case errors.Is(err, catalog.ErrFenced), errors.Is(err, catalog.ErrMigrationConflict):
-		return fmt.Errorf("%w: %w", ErrBusy, err)
+		return fmt.Errorf("%w: %w", control.ErrBusy, err)
 	case errors.Is(err, catalog.ErrNoSuchWarehouse):
-		return fmt.Errorf("%w: %w", ErrNotFound, err)
+		return fmt.Errorf("%w: %w", control.ErrNotFound, err)
 	case errors.Is(err, catalog.ErrBadRequest):
-		return fmt.Errorf("%w: %w", ErrInvalid, err)
+		return fmt.Errorf("%w: %w", control.ErrInvalid, err)
 	case errors.Is(err, catalog.ErrUnsupported):
-		return fmt.Errorf("%w: %w", ErrUnsupported, err)
+		return fmt.Errorf("%w: %w", control.ErrUnsupported, err)
 	}
 	return err
 }
