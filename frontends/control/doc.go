@@ -1,6 +1,6 @@
 // Package control owns Cairn's control operations: a tree of named
 // documents and operations that operators reach through the faces, under
-// `.cairn/` on the mount (DESIGN.md section 5) and, later, over HTTP.
+// `.cairn/` on the mount (docs/design.md, "The faces") and over HTTP.
 // The same operation code serves every face; a face only mounts the tree.
 //
 // # Model
