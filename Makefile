@@ -9,8 +9,10 @@ LDFLAGS   := -X main.version=$(VERSION)
 GOLANGCI  := $(GO) run github.com/golangci/golangci-lint/v2/cmd/golangci-lint@v2.15.0
 
 # Tools the tests need beyond Go, as check:debian-package pairs. The check is
-# a command that must be on PATH, or py.MODULE for a module python3 must
-# import (/usr/bin/python3 when it exists, as the tests prefer it). The deps
+# a command that must be in /usr/bin (the tests prefer Debian's build there
+# to another one on PATH, such as a pyenv aws-cli v1 that lacks options
+# they use), or py.MODULE for a module python3 must import
+# (/usr/bin/python3 when it exists, as the tests prefer it). The deps
 # target installs only the packages whose check fails. The S3 client tests
 # (integration/s3_cli_*_test.go) use the first four, the mount tests
 # (integration/fs_*_test.go) rsync.
@@ -44,7 +46,7 @@ deps:
 		check=$${pair%%:*}; pkg=$${pair#*:}; \
 		case "$$check" in \
 		py.*) "$$py" -c "import $${check#py.}" >/dev/null 2>&1 ;; \
-		*) command -v "$$check" >/dev/null 2>&1 ;; \
+		*) [ -x "/usr/bin/$$check" ] ;; \
 		esac || missing="$$missing $$pkg"; \
 	done; \
 	if [ -n "$$missing" ]; then \
