@@ -54,6 +54,18 @@ func (s *Store) clean(ctx context.Context, tidy bool) (int, error) {
 	if len(leases.expired) > 0 {
 		// Their holders died without dropping them.
 		err := s.commitChunks(ctx, len(leases.expired), 1, func(tx meta.Tx, i int) error {
+			// Renewed meanwhile by a holder that was only late: keep it.
+			raw, err := tx.Get(meta.Leases, leases.expired[i])
+			if raw == nil || err != nil {
+				return err
+			}
+			var l meta.Lease
+			if err := meta.Decode(raw, &l); err != nil {
+				return err
+			}
+			if l.Until.After(now) {
+				return nil
+			}
 			return tx.Delete(meta.Leases, leases.expired[i])
 		})
 		if err != nil {
@@ -80,6 +92,12 @@ func (s *Store) clean(ctx context.Context, tidy bool) (int, error) {
 	// transactions takes them; each id's writes stay in one request.
 	err = s.commitChunks(ctx, len(ids), 3, func(tx meta.Tx, i int) error {
 		id := ids[i]
+		// Check before writing: the cleaner of another process sharing
+		// the index may have freed it since the View (taking its pack
+		// bytes off twice would let a live segment die).
+		if ok, err := meta.Has(tx, meta.Garbage, meta.DataKey(id)); !ok || err != nil {
+			return err
+		}
 		if err := tx.Delete(meta.Garbage, meta.DataKey(id)); err != nil {
 			return err
 		}

@@ -82,10 +82,16 @@ func (s *Store) send(ctx context.Context, r *commitReq) error {
 		s.closeMu.RUnlock()
 		return err
 	}
+	s.queueLocked(ctx, r)
+	return nil
+}
+
+// queueLocked hands r to the committer; the caller holds closeMu shared
+// and receives from r.done.
+func (s *Store) queueLocked(ctx context.Context, r *commitReq) {
 	r.done = make(chan error, 1)
 	r.background = isBackground(ctx)
 	s.commits <- r
-	return nil
 }
 
 // runCommitter runs the two stages of the group commit until ctx ends,

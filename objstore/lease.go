@@ -34,7 +34,13 @@ import (
 //
 // So a reader is covered from its lookup on, provided ReaderGrace exceeds
 // leaseEvery plus an index commit plus the clock skew between the
-// processes. Reads shorter than leaseEvery never write to the index. With
+// processes. Reads shorter than leaseEvery never write to the index.
+//
+// This protects readers, not writers: two processes writing through one
+// index would each take the next pack segment number they saw at Open,
+// each sweep the other's uncommitted shards at Open, and each treat only
+// its own active segment as in use. Until those are shared through the
+// index too, the processes sharing one may be one writer and readers. With
 // ReaderGrace zero (an index only this process opens, as bbolt's file lock
 // ensures) neither rule applies and pins alone decide, freeing garbage at
 // once.
@@ -95,6 +101,11 @@ func (s *Store) renewLeases(ctx context.Context) error {
 		return tx.Delete(meta.Leases, dels[i-len(puts)])
 	})
 	if err != nil {
+		// Some chunks may have committed: remember both, so that Close
+		// drops whatever is there.
+		for k := range want {
+			l.held[k] = struct{}{}
+		}
 		return fmt.Errorf("renew reader leases: %w", err)
 	}
 	l.held = want
@@ -199,6 +210,14 @@ func (s *Store) commitChunks(ctx context.Context, n, perItem int, write func(tx 
 	if lim := s.idx.Limits().MaxWrites; lim > 0 {
 		chunk = max(1, min(chunk, lim/perItem))
 	}
+	// One shared hold of closeMu for all the requests: a second RLock
+	// while the first is held would wait behind a Close waiting for the
+	// first (RWMutex blocks new readers once a writer waits).
+	s.closeMu.RLock()
+	defer s.closeMu.RUnlock()
+	if err := s.checkOpen(); err != nil {
+		return err
+	}
 	var reqs []*commitReq
 	var errs []error
 	for lo := 0; lo < n; lo += chunk {
@@ -211,15 +230,15 @@ func (s *Store) commitChunks(ctx context.Context, n, perItem int, write func(tx 
 			}
 			return nil
 		}}
-		if err := s.send(ctx, r); err != nil {
+		if err := ctx.Err(); err != nil {
 			errs = append(errs, err)
 			break
 		}
+		s.queueLocked(ctx, r)
 		reqs = append(reqs, r)
 	}
 	for _, r := range reqs {
 		errs = append(errs, <-r.done)
-		s.closeMu.RUnlock()
 	}
 	return errors.Join(errs...)
 }

@@ -67,7 +67,11 @@ type Options struct {
 	// this process cannot see; such readers lease what they read, in the
 	// index, within ReaderGrace/4 (see lease.go). Zero, for an index only
 	// this process opens (bbolt's file lock ensures it), frees garbage as
-	// soon as no reader of this process pins it.
+	// soon as no reader of this process pins it. The grace and the leases
+	// protect readers only: the processes sharing an index may be one
+	// writer and any number of readers; several writing processes need
+	// pack segments and sweeps that know of each other, which they do not
+	// yet.
 	ReaderGrace time.Duration
 	// ReadCacheSize is the memory, in bytes, that keeps decoded blocks of
 	// large objects read more than once (objstore/blockcache), so that hot

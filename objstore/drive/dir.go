@@ -162,7 +162,7 @@ func (d *Dir) Create(ctx context.Context, name string) (ShardWriter, error) {
 // fileWriter is a ShardWriter on a plain file.
 type fileWriter struct{ *os.File }
 
-func (w fileWriter) Abort() { _ = w.File.Close() }
+func (w fileWriter) Abort() { _ = w.Close() }
 
 // Open implements Drive; the reader is an *os.File.
 func (d *Dir) Open(ctx context.Context, name string) (ShardReader, error) {

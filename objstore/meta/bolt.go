@@ -109,13 +109,17 @@ func (t *boltTx) finish(err error) error {
 func (t *boltTx) bucket(name Table) (*bolt.Bucket, error) {
 	b := t.tx.Bucket([]byte(name))
 	if b == nil {
-		err := fmt.Errorf("%w: %q", ErrUnknownTable, name)
-		if t.err == nil {
-			t.err = err
-		}
-		return nil, err
+		return nil, t.fail(fmt.Errorf("%w: %q", ErrUnknownTable, name))
 	}
 	return b, nil
+}
+
+// fail records the first failed call: the transaction cannot commit.
+func (t *boltTx) fail(err error) error {
+	if t.err == nil {
+		t.err = err
+	}
+	return err
 }
 
 func (t *boltTx) Get(name Table, key []byte) ([]byte, error) {
@@ -132,7 +136,7 @@ func (t *boltTx) Put(name Table, key, value []byte) error {
 		return err
 	}
 	if err := b.Put(key, value); err != nil {
-		return fmt.Errorf("meta: put %s: %w", name, err)
+		return t.fail(fmt.Errorf("meta: put %s: %w", name, err))
 	}
 	return nil
 }
@@ -143,7 +147,7 @@ func (t *boltTx) Delete(name Table, key []byte) error {
 		return err
 	}
 	if err := b.Delete(key); err != nil {
-		return fmt.Errorf("meta: delete %s: %w", name, err)
+		return t.fail(fmt.Errorf("meta: delete %s: %w", name, err))
 	}
 	return nil
 }
@@ -163,7 +167,7 @@ func (t *boltTx) NextSeq() (uint64, error) {
 	}
 	seq, err := b.NextSequence()
 	if err != nil {
-		return 0, fmt.Errorf("meta: sequence: %w", err)
+		return 0, t.fail(fmt.Errorf("meta: sequence: %w", err))
 	}
 	return seq, nil
 }

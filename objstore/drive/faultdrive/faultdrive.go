@@ -173,7 +173,7 @@ func (d *Drive) readPack(ctx context.Context, seg uint64, off, n int64) ([]byte,
 	}
 	defer func() { _ = p.Close() }()
 	b := make([]byte, n)
-	if m, err := p.ReadAt(b, off); err != nil && !(errors.Is(err, io.EOF) && int64(m) == n) {
+	if m, err := p.ReadAt(b, off); err != nil && (!errors.Is(err, io.EOF) || int64(m) != n) {
 		return nil, fmt.Errorf("faultdrive: read back pack %s: %w", drive.PackName(seg), err)
 	}
 	return b, nil
