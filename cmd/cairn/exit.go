@@ -62,6 +62,7 @@ func exitRules() []exitRule {
 		{objstore.ErrQuorumLost, exitError, "too few drives answered; check that every --drive path (or DIR/drives/dN) is mounted and readable"},
 		{objstore.ErrDataCorrupt, exitError, repairHint},
 		{objstore.ErrClosed, exitError, ""},
+		{objstore.ErrTooManyChanges, exitError, "the operation changes more keys than the index takes at once; change fewer keys per request"},
 		{objstore.ErrInternal, exitError, "this is a bug in cairn; please report it with the log above"},
 		// Request-level errors: the faces map these for clients; a command
 		// that meets one just fails.
