@@ -14,7 +14,6 @@ package strong
 // a new format number read beside the old ones, not just new fixtures.
 
 import (
-	"bytes"
 	"context"
 	"flag"
 	"os"
@@ -22,6 +21,8 @@ import (
 	"reflect"
 	"slices"
 	"testing"
+
+	"github.com/cairnstore/cairn/internal/goldentest"
 
 	"github.com/cairnstore/cairn/catalog"
 )
@@ -32,23 +33,7 @@ var update = flag.Bool("update", false, "rewrite the golden files in testdata/")
 // and returns the committed bytes.
 func golden(t *testing.T, name string, got []byte) []byte {
 	t.Helper()
-	path := filepath.Join("testdata", name)
-	if *update {
-		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(path, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run with -update to create it)", err)
-	}
-	if !bytes.Equal(got, want) {
-		t.Errorf("%s: encoding differs from the committed bytes (the snapshot format changed; see golden_test.go)\n got %q\nwant %q", path, got, want)
-	}
-	return want
+	return goldentest.Compare(t, filepath.Join("testdata", name), got, *update, "the snapshot format")
 }
 
 const (

@@ -27,6 +27,8 @@ import (
 	"reflect"
 	"testing"
 
+	"github.com/cairnstore/cairn/internal/goldentest"
+
 	"github.com/cairnstore/cairn/objstore/erasure"
 )
 
@@ -35,20 +37,7 @@ var update = flag.Bool("update", false, "rewrite the golden files in testdata/")
 // golden compares got with testdata/name, or writes it there with -update.
 func golden(t *testing.T, name string, got []byte) {
 	t.Helper()
-	path := filepath.Join("testdata", name)
-	if *update {
-		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(path, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want := readGolden(t, name)
-	if !bytes.Equal(got, want) {
-		t.Fatalf("%s: encoding differs from the committed bytes (the shard format changed; see golden_test.go)\n got %x\nwant %x", path, got, want)
-	}
+	goldentest.Compare(t, filepath.Join("testdata", name), got, *update, "the shard format")
 }
 
 func readGolden(t *testing.T, name string) []byte {

@@ -19,12 +19,13 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
-	"os"
 	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/cairnstore/cairn/internal/goldentest"
 
 	"github.com/cairnstore/cairn/objstore/meta"
 )
@@ -35,23 +36,7 @@ var update = flag.Bool("update", false, "rewrite the golden files in testdata/")
 // and returns the committed bytes.
 func golden(t *testing.T, name string, got []byte) []byte {
 	t.Helper()
-	path := filepath.Join("testdata", name)
-	if *update {
-		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(path, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run with -update to create it)", err)
-	}
-	if !bytes.Equal(got, want) {
-		t.Errorf("%s: encoding differs from the committed bytes (the index format changed; see golden_test.go)\n got %q\nwant %q", path, got, want)
-	}
-	return want
+	return goldentest.Compare(t, filepath.Join("testdata", name), got, *update, "the index format")
 }
 
 var (
