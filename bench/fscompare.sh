@@ -330,25 +330,9 @@ w_ls() { # sys round ttl
   echo "$n1" >"$work/ls-$1.count"
 }
 
-# order_of prints round $1's order of the sides. Two sides: which goes
-# first alternates by round (A B, B A, ...), so that neither always runs
-# in the state the other leaves behind. Three: all six permutations in
-# turn, in pairs that swap cairn and the baseline, so that after any even
-# number of rounds the two Cairns have held the same places after the
-# same predecessors.
-order_of() {
-  if [ -z "$base_bin" ]; then
-    if [ $(($1 % 2)) = 1 ]; then echo "fuseloop cairn"; else echo "cairn fuseloop"; fi
-    return
-  fi
-  case $((($1 - 1) % 6)) in
-    0) echo "fuseloop cairn baseline" ;; 1) echo "fuseloop baseline cairn" ;;
-    2) echo "cairn baseline fuseloop" ;; 3) echo "baseline cairn fuseloop" ;;
-    4) echo "cairn fuseloop baseline" ;; 5) echo "baseline fuseloop cairn" ;;
-  esac
-}
+. "$top/bench/order.sh" # order_of
 for r in $(seq "$rounds"); do
-  order=$(order_of "$r")
+  order=$(order_of "$r" fuseloop)
   for w in $workloads; do
     for sys in $order; do
       before=$(wc -l <"$results")

@@ -124,24 +124,7 @@ load() { # side op size
   "$work/loadgen" -endpoint "http://127.0.0.1:$(port_of "$1")" "${creds[@]}" -op "$2" -size "$3" -c 16 -duration "$dur" \
     -label "$1" -json "$work/results.jsonl" >/dev/null
 }
-# order_of prints round $1's order of the sides. Two sides: odd rounds
-# the naive server first, even rounds Cairn (A B, B A): a run leaves the
-# disk busy for the next one (the VM's host flushes what the guest
-# fsynced), which would otherwise always be Cairn's. Three sides: all
-# six permutations in turn, in pairs that swap cairn and the baseline,
-# so that after any even number of rounds the two Cairns have held the
-# same places after the same predecessors.
-order_of() {
-  if [ -z "$base_bin" ]; then
-    if [ $(($1 % 2)) = 1 ]; then echo "naive cairn"; else echo "cairn naive"; fi
-    return
-  fi
-  case $((($1 - 1) % 6)) in
-    0) echo "naive cairn baseline" ;; 1) echo "naive baseline cairn" ;;
-    2) echo "cairn baseline naive" ;; 3) echo "baseline cairn naive" ;;
-    4) echo "cairn naive baseline" ;; 5) echo "baseline naive cairn" ;;
-  esac
-}
+. "$top/bench/order.sh" # order_of
 IFS=, read -r -a workloads <<<"${WORKLOADS:-put 4KiB,get 4KiB,put 64MiB,get 64MiB}"
 start_servers 1
 for r in $(seq "$rounds"); do
@@ -153,7 +136,7 @@ for r in $(seq "$rounds"); do
     # MiB/s after a 20 s pause): each such run is followed by a pause of
     # GAP seconds, so that every server starts on an idle disk.
     gap=0; case "$1 $2" in put*MiB|put*GiB) gap=${GAP:-30} ;; esac
-    for s in $(order_of "$r"); do
+    for s in $(order_of "$r" naive); do
       load "$s" "$1" "$2"; sync; sleep "$gap"
     done
   done

@@ -13,14 +13,14 @@ package catalog
 // decoder that keeps reading the old form, not just new fixtures.
 
 import (
-	"bytes"
 	"encoding/json"
 	"flag"
-	"os"
 	"path/filepath"
 	"reflect"
 	"testing"
 	"time"
+
+	"github.com/cairnstore/cairn/internal/goldentest"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files in testdata/")
@@ -57,21 +57,7 @@ func TestGoldenRecords(t *testing.T) {
 				t.Fatal(err)
 			}
 			path := filepath.Join("testdata", "records", tc.name+".json")
-			if *update {
-				if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-					t.Fatal(err)
-				}
-				if err := os.WriteFile(path, enc, 0o644); err != nil {
-					t.Fatal(err)
-				}
-			}
-			raw, err := os.ReadFile(path)
-			if err != nil {
-				t.Fatalf("%v (run with -update to create it)", err)
-			}
-			if !bytes.Equal(enc, raw) {
-				t.Errorf("%s: encoding differs from the committed bytes (the record format changed; see golden_test.go)\n got %s\nwant %s", path, enc, raw)
-			}
+			raw := goldentest.Compare(t, path, enc, *update, "the record format")
 			got := tc.zero()
 			if err := json.Unmarshal(raw, got); err != nil { // as getJSON reads it
 				t.Fatal(err)
