@@ -16,7 +16,7 @@ func TestWarehouseLifecycle(t *testing.T) {
 	if _, err := e.svc.CreateWarehouse(ctx, "lake"); !errorsIs(err, catalog.ErrAlreadyExists) {
 		t.Fatalf("second create: %v", err)
 	}
-	if err := e.store.CreateBucket(ctx, "adopted"); err != nil {
+	if err := e.store.CreateBucket(ctx, "adopted", objstore.BucketOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := e.svc.CreateWarehouse(ctx, "adopted"); err != nil {

@@ -22,7 +22,7 @@ func (s *Service) CreateWarehouse(ctx context.Context, name string) (Warehouse, 
 	if err := objstore.ValidateBucketName(name); err != nil {
 		return Warehouse{}, fmt.Errorf("%w: %w", ErrBadRequest, err)
 	}
-	if err := s.store.CreateBucket(ctx, name); err != nil && !errors.Is(err, objstore.ErrBucketExists) {
+	if err := s.store.CreateBucket(ctx, name, objstore.BucketOptions{}); err != nil && !errors.Is(err, objstore.ErrBucketExists) {
 		return Warehouse{}, fmt.Errorf("catalog: create bucket %s: %w", name, err)
 	}
 	rec := warehouseRec{Name: name, Created: s.now().UTC()}

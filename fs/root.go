@@ -89,7 +89,7 @@ func (r *rootNode) Mkdir(ctx context.Context, name string, mode uint32, out *fus
 	if errno := r.fsys.allow(ctx, r.EmbeddedInode(), mayWrite|mayExec); errno != 0 {
 		return nil, errno
 	}
-	if err := r.fsys.store.CreateBucket(ctx, name); err != nil {
+	if err := r.fsys.store.CreateBucket(ctx, name, objstore.BucketOptions{}); err != nil {
 		return nil, r.fsys.errno("mkdir", name, err)
 	}
 	info, err := r.fsys.store.HeadBucket(ctx, name)

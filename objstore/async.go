@@ -495,6 +495,7 @@ func (s *Store) putVersion(bucket, key string, d *newData, sum []byte, opt PutOp
 		ModTime:     time.Now().UTC(),
 		ContentType: opt.ContentType,
 		Meta:        opt.Meta,
+		Attrs:       opt.Attrs,
 	}
 	if opt.FinalMeta != nil {
 		v.Meta = maps.Clone(opt.Meta)

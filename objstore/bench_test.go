@@ -203,7 +203,7 @@ func newBenchStore(b *testing.B, drives int) (*Store, Options) {
 		b.Fatal(err)
 	}
 	b.Cleanup(func() { s.Close() })
-	if err := s.CreateBucket(context.Background(), "bench"); err != nil {
+	if err := s.CreateBucket(context.Background(), "bench", BucketOptions{}); err != nil {
 		b.Fatal(err)
 	}
 	return s, opt

@@ -1,6 +1,7 @@
 package objstore
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"strings"
@@ -10,7 +11,7 @@ import (
 )
 
 // CreateBucket makes an empty bucket; ErrBucketExists when it exists.
-func (s *Store) CreateBucket(ctx context.Context, name string) error {
+func (s *Store) CreateBucket(ctx context.Context, name string, opt BucketOptions) error {
 	if err := ValidateBucketName(name); err != nil {
 		return err
 	}
@@ -22,7 +23,11 @@ func (s *Store) CreateBucket(ctx context.Context, name string) error {
 		if ok {
 			return fmt.Errorf("%w: %s", ErrBucketExists, name)
 		}
-		return tx.Put(meta.Buckets, []byte(name), meta.Encode(meta.Bucket{Name: name, Created: time.Now().UTC()}))
+		b := meta.Bucket{Name: name, Created: time.Now().UTC(), Owner: opt.Owner, ObjectLock: opt.ObjectLock}
+		if opt.ObjectLock {
+			b.Versioning = VersioningEnabled
+		}
+		return tx.Put(meta.Buckets, []byte(name), meta.Encode(b))
 	})
 }
 
@@ -99,7 +104,28 @@ func (s *Store) ListBuckets(ctx context.Context) ([]BucketInfo, error) {
 }
 
 func bucketInfo(b *meta.Bucket) BucketInfo {
-	return BucketInfo{Name: b.Name, Created: b.Created, Versioning: b.Versioning}
+	return BucketInfo{Name: b.Name, Created: b.Created, Versioning: b.Versioning,
+		Owner: b.Owner, ObjectLock: b.ObjectLock, Config: b.Config}
+}
+
+// SetBucketConfig stores doc as the bucket's document called name (nil
+// or empty removes it). The store keeps the bytes and returns them in
+// BucketInfo.Config; what they mean is the face's business.
+func (s *Store) SetBucketConfig(ctx context.Context, bucket, name string, doc []byte) error {
+	if name == "" {
+		return fmt.Errorf("%w: empty bucket config name", ErrInvalidArgument)
+	}
+	return s.updateBucket(ctx, bucket, func(b *meta.Bucket) error {
+		if len(doc) == 0 {
+			delete(b.Config, name)
+			return nil
+		}
+		if b.Config == nil {
+			b.Config = map[string][]byte{}
+		}
+		b.Config[name] = bytes.Clone(doc)
+		return nil
+	})
 }
 
 // SetVersioning turns versioning on ("Enabled") or suspends it
@@ -162,5 +188,6 @@ func toInfo(bucket, key string, v *meta.Version, latest bool) ObjectInfo {
 		Bucket: bucket, Key: key, VersionID: v.VersionID, Size: v.Size, ETag: v.ETag,
 		ModTime: v.ModTime, ContentType: v.ContentType, Meta: v.Meta,
 		DeleteMarker: v.DeleteMarker, IsLatest: latest, PartsCount: len(v.PartSizes), PartSizes: v.PartSizes,
+		Attrs: v.Attrs,
 	}
 }

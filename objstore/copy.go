@@ -59,6 +59,10 @@ func (s *Store) Copy(ctx context.Context, srcBucket, srcKey, dstBucket, dstKey s
 		}
 		v := *src
 		v.ModTime = time.Now().UTC()
+		v.Attrs = Attrs{}
+		if opt.AttrsFor != nil {
+			v.Attrs = opt.AttrsFor(toInfo(srcBucket, srcKey, src, false))
+		}
 		if opt.ReplaceMeta {
 			v.ContentType, v.Meta = opt.ContentType, opt.Meta
 		}

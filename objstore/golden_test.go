@@ -171,7 +171,7 @@ func goldenScenario(t *testing.T, st *objstore.Store) {
 		_, err := st.Put(ctx, bucket, key, bytes.NewReader(body), int64(len(body)), opt)
 		must(err)
 	}
-	must(st.CreateBucket(ctx, "plain"))
+	must(st.CreateBucket(ctx, "plain", objstore.BucketOptions{}))
 	put("plain", "small.txt", smallBody(), objstore.PutOptions{ContentType: "text/plain", Meta: smallMeta})
 	put("plain", "dir/large.bin", largeBody(), objstore.PutOptions{})
 	_, err := st.Copy(ctx, "plain", "dir/large.bin", "plain", "copy.bin", objstore.CopyOptions{})
@@ -198,7 +198,7 @@ func goldenScenario(t *testing.T, st *objstore.Store) {
 	upload("multi/upload.bin", mpParts(), true)
 	upload("multi/pending.bin", pendingParts(), false)
 
-	must(st.CreateBucket(ctx, "versioned"))
+	must(st.CreateBucket(ctx, "versioned", objstore.BucketOptions{}))
 	must(st.SetVersioning(ctx, "versioned", objstore.VersioningEnabled))
 	put("versioned", "doc.txt", docV1(), objstore.PutOptions{})
 	put("versioned", "doc.txt", docV2(), objstore.PutOptions{})

@@ -71,7 +71,7 @@ func randBytes(n int, seed uint64) []byte {
 
 func mustBucket(t testing.TB, s *Store, name string) {
 	t.Helper()
-	if err := s.CreateBucket(context.Background(), name); err != nil {
+	if err := s.CreateBucket(context.Background(), name, BucketOptions{}); err != nil {
 		t.Fatal(err)
 	}
 }

@@ -55,7 +55,7 @@ func (s *Store) CreateMultipartUpload(ctx context.Context, bucket, key string, o
 			return err
 		}
 		u := meta.Upload{Bucket: bucket, Key: key, UploadID: id, Initiated: time.Now().UTC(),
-			ContentType: opt.ContentType, Meta: opt.Meta}
+			ContentType: opt.ContentType, Meta: opt.Meta, Attrs: opt.Attrs}
 		if err := tx.Put(meta.Uploads, meta.UploadKey(bucket, key, id), meta.Encode(u)); err != nil {
 			return err
 		}
@@ -288,7 +288,7 @@ func (s *Store) CompleteMultipartUpload(ctx context.Context, bucket, key, upload
 		if err := checkConds(cur, key, opt.IfMatch, opt.IfNoneMatch); err != nil {
 			return err
 		}
-		v = &meta.Version{ModTime: time.Now().UTC(), ContentType: u.ContentType, Meta: u.Meta, UploadID: uploadID}
+		v = &meta.Version{ModTime: time.Now().UTC(), ContentType: u.ContentType, Meta: u.Meta, UploadID: uploadID, Attrs: u.Attrs}
 		listed := map[int]bool{}
 		sums := md5.New()
 		for i, cp := range parts {

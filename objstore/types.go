@@ -1,6 +1,10 @@
 package objstore
 
-import "time"
+import (
+	"time"
+
+	"github.com/cairnstore/cairn/objstore/meta"
+)
 
 // ObjectInfo describes one version of an object.
 type ObjectInfo struct {
@@ -16,7 +20,22 @@ type ObjectInfo struct {
 	IsLatest     bool
 	PartsCount   int     // parts of a multipart object, 0 otherwise
 	PartSizes    []int64 // their sizes, in order
+	Attrs        Attrs   // owner, the faces' records, object lock
 }
+
+// Attrs are a version's attributes beyond its data and HTTP metadata: its
+// owner, the faces' own per-version records (Sys, opaque to the store) and
+// its object lock.
+type Attrs = meta.Attrs
+
+// Retention is an object-lock retention period.
+type Retention = meta.Retention
+
+// Object-lock retention modes.
+const (
+	RetentionGovernance = meta.RetentionGovernance
+	RetentionCompliance = meta.RetentionCompliance
+)
 
 // PutOptions are the options of Put and CreateMultipartUpload.
 type PutOptions struct {
@@ -34,6 +53,8 @@ type PutOptions struct {
 	// end and before the commit, to add metadata known only then (such as
 	// a checksum sent in a trailer). Put only.
 	FinalMeta func(meta map[string]string)
+	// Attrs are the new version's attributes.
+	Attrs Attrs
 }
 
 // GetOptions select what Open and Head read.
@@ -68,6 +89,9 @@ type CopyOptions struct {
 	// IfMatch / IfNoneMatch are checked against the destination.
 	IfMatch     string
 	IfNoneMatch string
+	// AttrsFor, when set, gives the new version's attributes from the
+	// source version's, inside the copy's transaction; nil gives none.
+	AttrsFor func(src ObjectInfo) Attrs
 }
 
 // RenameOptions are the options of Rename and RenamePrefix.
@@ -130,6 +154,18 @@ type BucketInfo struct {
 	Name       string
 	Created    time.Time
 	Versioning string // "", "Enabled" or "Suspended"
+	Owner      string // the creator's access key; empty for the root's
+	ObjectLock bool
+	// Config holds the faces' bucket documents by name (SetBucketConfig).
+	Config map[string][]byte
+}
+
+// BucketOptions are the options of CreateBucket.
+type BucketOptions struct {
+	Owner string
+	// ObjectLock creates the bucket with object lock enabled, and so with
+	// versioning enabled.
+	ObjectLock bool
 }
 
 // Versioning states.

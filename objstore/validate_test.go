@@ -77,11 +77,11 @@ func TestBuckets(t *testing.T) {
 		mustBucket(t, s, n)
 	}
 	for _, bad := range []string{"Upper", "ab", "1.2.3.4", "xn--x", "a..b"} {
-		if err := s.CreateBucket(ctx, bad); !errors.Is(err, ErrInvalidBucketName) {
+		if err := s.CreateBucket(ctx, bad, BucketOptions{}); !errors.Is(err, ErrInvalidBucketName) {
 			t.Errorf("create %q: %v, want ErrInvalidBucketName", bad, err)
 		}
 	}
-	if err := s.CreateBucket(ctx, "alpha"); !errors.Is(err, ErrBucketExists) {
+	if err := s.CreateBucket(ctx, "alpha", BucketOptions{}); !errors.Is(err, ErrBucketExists) {
 		t.Fatalf("create twice: %v, want ErrBucketExists", err)
 	}
 	list, err := s.ListBuckets(ctx)
@@ -123,7 +123,7 @@ func TestBuckets(t *testing.T) {
 	if _, err := s.HeadBucket(ctx, "zeta"); !errors.Is(err, ErrNoSuchBucket) {
 		t.Fatalf("head deleted bucket: %v", err)
 	}
-	if err := s.CreateBucket(ctx, "zeta"); err != nil {
+	if err := s.CreateBucket(ctx, "zeta", BucketOptions{}); err != nil {
 		t.Fatalf("re-create a deleted bucket: %v", err)
 	}
 }

@@ -23,7 +23,7 @@ func TestStoreTreeStatus(t *testing.T) {
 	ctx := context.Background()
 	s := storetest.Open(t, objstore.Options{Dir: t.TempDir(), DriveCount: 3, Parity: 1, NoBackground: true})
 	defer s.Close()
-	if err := s.CreateBucket(ctx, "photos"); err != nil {
+	if err := s.CreateBucket(ctx, "photos", objstore.BucketOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	for _, key := range []string{"a/b", "a/b/c"} {

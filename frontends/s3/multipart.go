@@ -13,8 +13,12 @@ func (s *Server) createMultipartUpload(w *recorder, req *request) error {
 	if err != nil {
 		return err
 	}
+	attrs, err := s.newAttrs(req)
+	if err != nil {
+		return err
+	}
 	id, err := s.store.CreateMultipartUpload(req.Context(), req.bucket, req.key, objstore.PutOptions{
-		ContentType: req.Header.Get("Content-Type"), Meta: meta})
+		ContentType: req.Header.Get("Content-Type"), Meta: meta, Attrs: attrs})
 	if err != nil {
 		return err
 	}

@@ -104,6 +104,9 @@ func (s *Server) putObject(w *recorder, req *request) error {
 		ContentMD5:  md5sum,
 		FinalMeta:   s.finalChecksum(req),
 	}
+	if opt.Attrs, err = s.newAttrs(req); err != nil {
+		return err
+	}
 	if opt.IfNoneMatch != "" && opt.IfNoneMatch != "*" {
 		return apiErr("NotImplemented", 501, "If-None-Match on PUT supports only *.")
 	}
@@ -187,6 +190,7 @@ func (s *Server) serveObject(w *recorder, req *request, withBody bool) error {
 		}
 	}
 	writeObjectHeaders(w, req.Request, info, start == 0 && length == info.Size)
+	s.attrHeaders(w.Header(), info)
 	w.Header().Set("Content-Length", fmtInt(length))
 	status := http.StatusOK
 	if partial {
@@ -309,6 +313,9 @@ func (s *Server) copyObject(w *recorder, req *request) error {
 		opt.ReplaceMeta, opt.ContentType, opt.Meta = true, req.Header.Get("Content-Type"), meta
 	default:
 		return apiErr("InvalidArgument", 400, "Unknown metadata directive %q.", d)
+	}
+	if opt.AttrsFor, err = s.copyAttrs(req); err != nil {
+		return err
 	}
 	if sb == req.bucket && sk == req.key && sv == "" && !opt.ReplaceMeta {
 		return apiErr("InvalidRequest", 400, "This copy request is illegal because it is trying to copy an object to itself without changing the object's metadata, storage class, website redirect location or encryption attributes.")

@@ -2,6 +2,7 @@ package s3
 
 import (
 	"net/http"
+	"net/url"
 	"strings"
 )
 
@@ -10,11 +11,102 @@ type handler func(w *recorder, req *request) error
 // unsupported are subresources S3 has that Cairn does not implement: they
 // answer NotImplemented rather than being mistaken for a plain GET or PUT.
 var unsupported = []string{
-	"acl", "policy", "policyStatus", "cors", "website", "tagging", "replication",
-	"encryption", "notification", "object-lock", "legal-hold", "retention",
+	"website", "replication", "notification",
 	"logging", "requestPayment", "accelerate", "inventory", "metrics",
-	"analytics", "intelligent-tiering", "ownershipControls", "publicAccessBlock",
-	"restore", "select", "torrent",
+	"analytics", "intelligent-tiering", "restore", "select", "torrent",
+}
+
+// bucketSubs are the bucket subresources answered by the handlers of
+// subresources.go, by method: the operation name and its handler.
+func (s *Server) bucketSubs() map[string]map[string]subroute {
+	return map[string]map[string]subroute{
+		"acl": {
+			http.MethodGet: {"GetBucketAcl", s.getBucketACL},
+			http.MethodPut: {"PutBucketAcl", s.putBucketACL},
+		},
+		"policy": {
+			http.MethodGet:    {"GetBucketPolicy", s.getBucketPolicy},
+			http.MethodPut:    {"PutBucketPolicy", s.putBucketPolicy},
+			http.MethodDelete: {"DeleteBucketPolicy", s.deleteBucketPolicy},
+		},
+		"policyStatus": {
+			http.MethodGet: {"GetBucketPolicyStatus", s.getBucketPolicyStatus},
+		},
+		"ownershipControls": {
+			http.MethodGet:    {"GetBucketOwnershipControls", s.getOwnershipControls},
+			http.MethodPut:    {"PutBucketOwnershipControls", s.putOwnershipControls},
+			http.MethodDelete: {"DeleteBucketOwnershipControls", s.deleteOwnershipControls},
+		},
+		"publicAccessBlock": {
+			http.MethodGet:    {"GetPublicAccessBlock", s.getPublicAccessBlock},
+			http.MethodPut:    {"PutPublicAccessBlock", s.putPublicAccessBlock},
+			http.MethodDelete: {"DeletePublicAccessBlock", s.deletePublicAccessBlock},
+		},
+		"cors": {
+			http.MethodGet:    {"GetBucketCors", s.getBucketCORS},
+			http.MethodPut:    {"PutBucketCors", s.putBucketCORS},
+			http.MethodDelete: {"DeleteBucketCors", s.deleteBucketCORS},
+		},
+		"tagging": {
+			http.MethodGet:    {"GetBucketTagging", s.getBucketTagging},
+			http.MethodPut:    {"PutBucketTagging", s.putBucketTagging},
+			http.MethodDelete: {"DeleteBucketTagging", s.deleteBucketTagging},
+		},
+		"encryption": {
+			http.MethodGet:    {"GetBucketEncryption", s.getBucketEncryption},
+			http.MethodPut:    {"PutBucketEncryption", s.putBucketEncryption},
+			http.MethodDelete: {"DeleteBucketEncryption", s.deleteBucketEncryption},
+		},
+		"object-lock": {
+			http.MethodGet: {"GetObjectLockConfiguration", s.getObjectLockConfig},
+			http.MethodPut: {"PutObjectLockConfiguration", s.putObjectLockConfig},
+		},
+	}
+}
+
+// objectSubs are the object subresources, like bucketSubs.
+func (s *Server) objectSubs() map[string]map[string]subroute {
+	return map[string]map[string]subroute{
+		"acl": {
+			http.MethodGet: {"GetObjectAcl", s.getObjectACL},
+			http.MethodPut: {"PutObjectAcl", s.putObjectACL},
+		},
+		"tagging": {
+			http.MethodGet:    {"GetObjectTagging", s.getObjectTagging},
+			http.MethodPut:    {"PutObjectTagging", s.putObjectTagging},
+			http.MethodDelete: {"DeleteObjectTagging", s.deleteObjectTagging},
+		},
+		"retention": {
+			http.MethodGet: {"GetObjectRetention", s.getObjectRetention},
+			http.MethodPut: {"PutObjectRetention", s.putObjectRetention},
+		},
+		"legal-hold": {
+			http.MethodGet: {"GetObjectLegalHold", s.getObjectLegalHold},
+			http.MethodPut: {"PutObjectLegalHold", s.putObjectLegalHold},
+		},
+	}
+}
+
+// subroute is one subresource operation.
+type subroute struct {
+	api string
+	h   handler
+}
+
+// subresource routes a request naming one of subs' subresources; ok is
+// false when it names none. A subresource without the method is
+// MethodNotAllowed.
+func subresource(q url.Values, method string, subs map[string]map[string]subroute) (handler, string, bool) {
+	for name, byMethod := range subs {
+		if _, ok := q[name]; !ok {
+			continue
+		}
+		if r, ok := byMethod[method]; ok {
+			return r.h, r.api, true
+		}
+		return nil, "MethodNotAllowed", true
+	}
+	return nil, "", false
 }
 
 // route picks the handler and names the operation (the AWS API name).
@@ -29,9 +121,22 @@ func (s *Server) route(req *request) (handler, string) {
 		}
 	}
 	m := req.Method
+	if m == http.MethodOptions && req.bucket != "" && req.bucket != adminBucket {
+		return s.preflightCORS, "PreflightCORS"
+	}
 	switch {
 	case req.bucket == adminBucket:
 		return s.admin, "Admin"
+	case req.bucket != "" && req.key == "":
+		if h, api, ok := subresource(q, m, s.subs.bucket); ok {
+			return h, api
+		}
+	case req.bucket != "":
+		if h, api, ok := subresource(q, m, s.subs.object); ok {
+			return h, api
+		}
+	}
+	switch {
 	case req.bucket == "":
 		if m == http.MethodGet {
 			return s.listBuckets, "ListBuckets"
@@ -73,6 +178,7 @@ func (s *Server) route(req *request) (handler, string) {
 			if has("delete") {
 				return s.deleteObjects, "DeleteObjects"
 			}
+			return s.postObject, "PostObject"
 		}
 	default:
 		switch m {
@@ -138,6 +244,28 @@ func action(api string) string {
 		return "GetLifecycleConfiguration"
 	case "ListBuckets":
 		return "ListAllMyBuckets"
+	case "PostObject":
+		return "PutObject"
+	case "GetBucketCors":
+		return "GetBucketCORS"
+	case "PutBucketCors", "DeleteBucketCors":
+		return "PutBucketCORS"
+	case "DeleteBucketTagging":
+		return "PutBucketTagging"
+	case "DeleteBucketOwnershipControls":
+		return "PutBucketOwnershipControls"
+	case "GetPublicAccessBlock":
+		return "GetBucketPublicAccessBlock"
+	case "PutPublicAccessBlock", "DeletePublicAccessBlock":
+		return "PutBucketPublicAccessBlock"
+	case "GetBucketEncryption":
+		return "GetEncryptionConfiguration"
+	case "PutBucketEncryption", "DeleteBucketEncryption":
+		return "PutEncryptionConfiguration"
+	case "GetObjectLockConfiguration":
+		return "GetBucketObjectLockConfiguration"
+	case "PutObjectLockConfiguration":
+		return "PutBucketObjectLockConfiguration"
 	}
 	if rest, ok := strings.CutPrefix(api, "Unsupported:"); ok {
 		return rest

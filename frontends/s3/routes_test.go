@@ -8,6 +8,7 @@ import (
 
 func TestRoute(t *testing.T) {
 	s := &Server{opt: Options{Domains: []string{"s3.test"}}}
+	s.subs.bucket, s.subs.object = s.bucketSubs(), s.objectSubs()
 	for _, tc := range []struct {
 		method, target, host string
 		header               map[string]string
@@ -44,8 +45,16 @@ func TestRoute(t *testing.T) {
 		{"DELETE", "/b/k?uploadId=u", "", nil, "AbortMultipartUpload", "b", "k"},
 		{"POST", "/b/k?uploads", "", nil, "CreateMultipartUpload", "b", "k"},
 		{"POST", "/b/k?uploadId=u", "", nil, "CompleteMultipartUpload", "b", "k"},
-		{"GET", "/b?acl", "", nil, "Unsupported:acl", "b", ""},
-		{"PUT", "/b/k?tagging", "", nil, "Unsupported:tagging", "b", "k"},
+		{"GET", "/b?website", "", nil, "Unsupported:website", "b", ""},
+		{"GET", "/b?acl", "", nil, "GetBucketAcl", "b", ""},
+		{"PUT", "/b/k?tagging", "", nil, "PutObjectTagging", "b", "k"},
+		{"DELETE", "/b/k?tagging", "", nil, "DeleteObjectTagging", "b", "k"},
+		{"DELETE", "/b?cors", "", nil, "DeleteBucketCors", "b", ""},
+		{"POST", "/b?cors", "", nil, "MethodNotAllowed", "b", ""},
+		{"GET", "/b/k?retention", "", nil, "GetObjectRetention", "b", "k"},
+		{"PUT", "/b?object-lock", "", nil, "PutObjectLockConfiguration", "b", ""},
+		{"OPTIONS", "/b/k", "", nil, "PreflightCORS", "b", "k"},
+		{"POST", "/b", "", nil, "PostObject", "b", ""},
 		{"POST", "/b/k", "", nil, "MethodNotAllowed", "b", "k"},
 		{"DELETE", "/", "", nil, "MethodNotAllowed", "", ""},
 		// virtual-hosted style

@@ -51,6 +51,9 @@ type Server struct {
 	reqSeq   atomic.Uint64
 	hostID   string
 	bufs     sync.Pool // *[]byte of 1 MiB, for streaming GET bodies
+	subs     struct {
+		bucket, object map[string]map[string]subroute
+	}
 }
 
 // New returns an S3 server over store.
@@ -71,7 +74,7 @@ func New(store *objstore.Store, opt Options) (*Server, error) {
 	}
 	var id [8]byte
 	_, _ = rand.Read(id[:])
-	return &Server{
+	s := &Server{
 		store:    store,
 		opt:      opt,
 		verifier: &sigv4.Verifier{Secret: opt.Secret, Services: []string{"s3"}},
@@ -80,7 +83,9 @@ func New(store *objstore.Store, opt Options) (*Server, error) {
 			b := make([]byte, 1<<20)
 			return &b
 		}},
-	}, nil
+	}
+	s.subs.bucket, s.subs.object = s.bucketSubs(), s.objectSubs()
+	return s, nil
 }
 
 // request is one S3 request being served.
@@ -92,6 +97,22 @@ type request struct {
 	auth   sigv4.Auth
 	body   *sigv4.Body
 	api    string // operation name, for logs and metrics
+
+	bucketInfo *objstore.BucketInfo // the bucket's record, once bucketOf read it
+}
+
+// bucketOf returns the request's bucket record (owner, versioning, the
+// face's bucket documents), read once per request.
+func (s *Server) bucketOf(req *request) (objstore.BucketInfo, error) {
+	if req.bucketInfo != nil {
+		return *req.bucketInfo, nil
+	}
+	b, err := s.store.HeadBucket(req.Context(), req.bucket)
+	if err != nil {
+		return objstore.BucketInfo{}, err
+	}
+	req.bucketInfo = &b
+	return b, nil
 }
 
 // ServeHTTP implements http.Handler.
@@ -110,6 +131,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	rw.Header().Set("x-amz-id-2", s.hostID)
 	rw.Header().Set("Server", "Cairn")
 	req.bucket, req.key = s.resolve(r)
+	s.corsHeaders(rw, req)
 	err := s.serve(rw, req)
 	if err != nil {
 		s.writeError(rw, req, err)
@@ -136,6 +158,9 @@ func (s *Server) serve(w *recorder, req *request) error {
 	}
 	if req.bucket == adminBucket {
 		return h(w, req) // root only, checked by the admin handler
+	}
+	if api == "PreflightCORS" {
+		return h(w, req) // unauthenticated by definition: the bucket's CORS rules decide
 	}
 	if s.opt.Authorize != nil && !s.opt.Authorize(auth.AccessKey, "s3:"+action(api), resource(req.bucket, req.key)) {
 		return errAccessDenied

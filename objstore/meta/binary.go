@@ -17,9 +17,14 @@ import (
 //	         time ModTime | str ContentType | byte flags (1: delete marker) |
 //	         uvarint n, n × (str key, str value) (Meta, sorted by key) |
 //	         uvarint n, n × (id Data, varint Offset, varint Length) (Segments) |
-//	         uvarint n, n × varint (PartSizes) | str UploadID
+//	         uvarint n, n × varint (PartSizes) | str UploadID |
+//	         [str Owner | uvarint n, n × (str key, str value) (Sys, sorted) |
+//	          str Retention.Mode | time Retention.Until | byte flags (1: legal hold)]
 //	Data:    tag 'D' | uvarint K, M, BlockSize | varint Size, Refs |
 //	         str Bucket, Key | time Created | uvarint Pack | varint Off, Len
+//
+// The bracketed tail is absent from records written before versions had
+// attributes, and from any version whose attributes are all zero.
 //
 // str is a uvarint length and the bytes; time is the byte 0 for the zero
 // time, else 1 and a varint of Unix nanoseconds; id is the byte 0 and 16
@@ -147,16 +152,7 @@ func encodeVersion(v *Version) []byte {
 		flags |= 1
 	}
 	e.b = append(e.b, flags)
-	keys := make([]string, 0, len(v.Meta))
-	for k := range v.Meta {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	e.uvarint(uint64(len(keys)))
-	for _, k := range keys {
-		e.str(k)
-		e.str(v.Meta[k])
-	}
+	e.strMap(v.Meta)
 	e.uvarint(uint64(len(v.Segments)))
 	for _, s := range v.Segments {
 		e.id(s.Data)
@@ -168,7 +164,46 @@ func encodeVersion(v *Version) []byte {
 		e.varint(p)
 	}
 	e.str(v.UploadID)
+	if a := &v.Attrs; a.Owner != "" || len(a.Sys) > 0 || a.Retention != (Retention{}) || a.LegalHold {
+		e.str(a.Owner)
+		e.strMap(a.Sys)
+		e.str(a.Retention.Mode)
+		e.time(a.Retention.Until)
+		var flags byte
+		if a.LegalHold {
+			flags |= 1
+		}
+		e.b = append(e.b, flags)
+	}
 	return e.b
+}
+
+// strMap writes m sorted by key.
+func (e *encoder) strMap(m map[string]string) {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	e.uvarint(uint64(len(keys)))
+	for _, k := range keys {
+		e.str(k)
+		e.str(m[k])
+	}
+}
+
+// strMap reads what encoder.strMap wrote; nil when empty.
+func (d *decoder) strMap() map[string]string {
+	n := d.count()
+	if n == 0 {
+		return nil
+	}
+	m := make(map[string]string, n)
+	for i := 0; i < n && d.err == nil; i++ {
+		k := d.str()
+		m[k] = d.str()
+	}
+	return m
 }
 
 func decodeVersion(raw []byte, v *Version) error {
@@ -181,13 +216,7 @@ func decodeVersion(raw []byte, v *Version) error {
 	v.ModTime = d.time()
 	v.ContentType = d.str()
 	v.DeleteMarker = d.byte1()&1 != 0
-	if n := d.count(); n > 0 {
-		v.Meta = make(map[string]string, n)
-		for i := 0; i < n && d.err == nil; i++ {
-			k := d.str()
-			v.Meta[k] = d.str()
-		}
-	}
+	v.Meta = d.strMap()
 	if n := d.count(); n > 0 {
 		v.Segments = make([]Segment, n)
 		for i := 0; i < n && d.err == nil; i++ {
@@ -201,6 +230,14 @@ func decodeVersion(raw []byte, v *Version) error {
 		}
 	}
 	v.UploadID = d.str()
+	if d.err == nil && len(d.b) > 0 {
+		a := &v.Attrs
+		a.Owner = d.str()
+		a.Sys = d.strMap()
+		a.Retention.Mode = d.str()
+		a.Retention.Until = d.time()
+		a.LegalHold = d.byte1()&1 != 0
+	}
 	return d.err
 }
 

@@ -18,6 +18,10 @@ func TestBinaryRecordsRoundTrip(t *testing.T) {
 		{VersionID: "v", Size: 11, ETag: "x-2", ModTime: now, UploadID: "abc",
 			Segments:  []Segment{{Data: "not-hex", Offset: 3, Length: 5}, {Data: "0123456789abcdef0123456789abcdef", Offset: 1 << 40, Length: 6}},
 			PartSizes: []int64{5, 6}},
+		{VersionID: "w", ModTime: now, Attrs: Attrs{Owner: "alice", Sys: map[string]string{"acl": "x", "tags": "a=b"},
+			Retention: Retention{Mode: RetentionCompliance, Until: now.Add(time.Hour)}, LegalHold: true}},
+		{VersionID: "o", Attrs: Attrs{Owner: "bob"}},
+		{VersionID: "h", Attrs: Attrs{LegalHold: true}},
 	} {
 		var got Version
 		if err := Decode(Encode(&v), &got); err != nil {

@@ -65,6 +65,10 @@ var goldenVersions = []struct {
 		Meta:     map[string]string{"x-amz-meta-zeta": "last", "Cache-Control": "no-cache", "x-amz-meta-ünï": "ко\x00d", "mode": "0644"},
 		Segments: []meta.Segment{{Data: "ffffffffffffffffffffffffffffffff", Length: 3}}}},
 	{"version-empty", meta.Version{}},
+	{"version-attrs", meta.Version{VersionID: "0000000000000102", Seq: 258, Size: 1, ETag: "0cc175b9c0f1b6a831c399e269772661",
+		ModTime: t1, Segments: []meta.Segment{{Data: "00000000000000000000000000000001", Length: 1}},
+		Attrs: meta.Attrs{Owner: "alice", Sys: map[string]string{"acl": "<x/>", "tags": "k=v"},
+			Retention: meta.Retention{Mode: meta.RetentionGovernance, Until: t1.Add(24 * time.Hour)}, LegalHold: true}}},
 }
 
 var goldenData = []struct {

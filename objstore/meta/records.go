@@ -20,6 +20,15 @@ type Bucket struct {
 	Created    time.Time       `json:"created"`
 	Versioning string          `json:"versioning,omitempty"` // "", "Enabled" or "Suspended"
 	Lifecycle  []LifecycleRule `json:"lifecycle,omitempty"`
+	// Owner is the access key of the user who created the bucket; empty
+	// for buckets made before owners were kept (the root owns them).
+	Owner string `json:"owner,omitempty"`
+	// ObjectLock is set once object lock is enabled; it never clears, and
+	// versioning can no longer be suspended.
+	ObjectLock bool `json:"object_lock,omitempty"`
+	// Config holds the faces' bucket documents by name (an S3 ACL, policy,
+	// CORS rules...), opaque to the store.
+	Config map[string][]byte `json:"config,omitempty"`
 }
 
 // LifecycleRule is the part of an S3 lifecycle rule the store acts on.
@@ -59,6 +68,37 @@ type Version struct {
 	// UploadID is the multipart upload that made this version, so that a
 	// retried complete of it can be answered again.
 	UploadID string `json:"upid,omitempty"`
+	Attrs    Attrs  `json:"attrs,omitzero"`
+}
+
+// Attrs are a version's attributes beyond its data and HTTP metadata.
+type Attrs struct {
+	// Owner is the access key of the user who wrote the version.
+	Owner string `json:"owner,omitempty"`
+	// Sys holds the faces' own per-version records (an S3 ACL, tags,
+	// encryption parameters), opaque to the store and never shown as
+	// user metadata.
+	Sys map[string]string `json:"sys,omitempty"`
+	// Retention and LegalHold are the version's object lock.
+	Retention Retention `json:"retention,omitzero"`
+	LegalHold bool      `json:"legal_hold,omitempty"`
+}
+
+// Retention is an object-lock retention period.
+type Retention struct {
+	Mode  string    `json:"mode,omitempty"` // "", "GOVERNANCE" or "COMPLIANCE"
+	Until time.Time `json:"until,omitzero"`
+}
+
+// Object-lock retention modes.
+const (
+	RetentionGovernance = "GOVERNANCE"
+	RetentionCompliance = "COMPLIANCE"
+)
+
+// Locked reports whether the retention forbids removing the version at now.
+func (r Retention) Locked(now time.Time) bool {
+	return r.Mode != "" && now.Before(r.Until)
 }
 
 // Data describes one erasure-coded data object (one shard file per drive).
@@ -112,6 +152,8 @@ type Upload struct {
 	Initiated   time.Time         `json:"initiated"`
 	ContentType string            `json:"ctype,omitempty"`
 	Meta        map[string]string `json:"meta,omitempty"`
+	// Attrs are given to the version the upload completes into.
+	Attrs Attrs `json:"attrs,omitzero"`
 }
 
 // Part is one uploaded part of a multipart upload.

@@ -81,7 +81,7 @@ func data(n int, seed uint64) []byte {
 
 func bucket(t *testing.T, s *objstore.Store, name string) {
 	t.Helper()
-	if err := s.CreateBucket(context.Background(), name); err != nil {
+	if err := s.CreateBucket(context.Background(), name, objstore.BucketOptions{}); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -141,8 +141,8 @@ func testBuckets(t *testing.T, s *objstore.Store) {
 		err  error
 		call func() error
 	}{
-		{"create twice", objstore.ErrBucketExists, func() error { return s.CreateBucket(ctx, "bk1") }},
-		{"bad name", objstore.ErrInvalidBucketName, func() error { return s.CreateBucket(ctx, "No_Such") }},
+		{"create twice", objstore.ErrBucketExists, func() error { return s.CreateBucket(ctx, "bk1", objstore.BucketOptions{}) }},
+		{"bad name", objstore.ErrInvalidBucketName, func() error { return s.CreateBucket(ctx, "No_Such", objstore.BucketOptions{}) }},
 		{"head absent", objstore.ErrNoSuchBucket, func() error { _, err := s.HeadBucket(ctx, "bk3"); return err }},
 		{"put into absent", objstore.ErrNoSuchBucket, func() error {
 			_, err := s.Put(ctx, "bk3", "k", strings.NewReader("x"), 1, objstore.PutOptions{})

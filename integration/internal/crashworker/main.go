@@ -83,7 +83,7 @@ func main() {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
-	if err := s.CreateBucket(ctx, "crash"); err != nil && !errors.Is(err, objstore.ErrBucketExists) {
+	if err := s.CreateBucket(ctx, "crash", objstore.BucketOptions{}); err != nil && !errors.Is(err, objstore.ErrBucketExists) {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
