@@ -108,7 +108,7 @@ func TestAttrsFollowTheirVersion(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p, err := s.PutPart(ctx, "locked", "mp", id, 1, bytes.NewReader([]byte("part")), 4, nil)
+	p, err := s.PutPart(ctx, "locked", "mp", id, 1, bytes.NewReader([]byte("part")), 4, PartOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -144,7 +144,7 @@ func TestCompleteMultipartConditions(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			id := mustCreateUpload(t, s, "mpc", tc.key, PutOptions{})
 			p := mustPutPart(t, s, "mpc", tc.key, id, 1, []byte(tc.name))
-			_, err := s.CompleteMultipartUpload(ctx, "mpc", tc.key, id, []CompletePart{{1, p.ETag}}, tc.opt)
+			_, err := s.CompleteMultipartUpload(ctx, "mpc", tc.key, id, []CompletePart{{Number: 1, ETag: p.ETag}}, tc.opt)
 			if !errors.Is(err, tc.want) {
 				t.Fatalf("complete: %v, want %v", err, tc.want)
 			}

@@ -186,7 +186,7 @@ func goldenScenario(t *testing.T, st *objstore.Store) {
 		must(err)
 		var cps []objstore.CompletePart
 		for i, p := range parts {
-			pi, err := st.PutPart(ctx, "plain", key, id, i+1, bytes.NewReader(p), int64(len(p)), nil)
+			pi, err := st.PutPart(ctx, "plain", key, id, i+1, bytes.NewReader(p), int64(len(p)), objstore.PartOptions{})
 			must(err)
 			cps = append(cps, objstore.CompletePart{Number: i + 1, ETag: pi.ETag})
 		}

@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"strings"
 	"time"
 
@@ -19,20 +20,62 @@ import (
 type UploadInfo struct {
 	Bucket, Key, UploadID string
 	Initiated             time.Time
+	Attrs                 Attrs // given to the version the upload completes into
+}
+
+// Upload describes one multipart upload; ErrNoSuchUpload when absent.
+func (s *Store) Upload(ctx context.Context, bucket, key, uploadID string) (UploadInfo, error) {
+	if err := s.checkOpen(); err != nil {
+		return UploadInfo{}, err
+	}
+	if err := ValidateKey(key); err != nil {
+		return UploadInfo{}, err
+	}
+	var out UploadInfo
+	err := s.idx.View(ctx, func(tx meta.Tx) error {
+		if err := requireBucket(tx, bucket); err != nil {
+			return err
+		}
+		u, err := getUpload(tx, bucket, key, uploadID)
+		if err != nil {
+			return err
+		}
+		out = UploadInfo{Bucket: u.Bucket, Key: u.Key, UploadID: u.UploadID, Initiated: u.Initiated, Attrs: u.Attrs}
+		return nil
+	})
+	return out, err
 }
 
 // PartInfo describes an uploaded part.
 type PartInfo struct {
-	Number  int
-	ETag    string
-	Size    int64
-	ModTime time.Time
+	Number   int
+	ETag     string
+	Size     int64
+	ModTime  time.Time
+	Checksum string // as PartOptions.Checksum gave it
+}
+
+// PartOptions are the options of PutPart.
+type PartOptions struct {
+	// ContentMD5, when set, must equal the body's MD5 (ErrBadDigest).
+	ContentMD5 []byte
+	// Checksum, when set, is called once the body has been read to its
+	// end and returns the part's checksum to keep (opaque to the store;
+	// empty for none).
+	Checksum func() string
 }
 
 // CompletePart names a part in a complete request.
 type CompletePart struct {
 	Number int
 	ETag   string
+	// Checksum, when not empty, must equal the part's kept checksum
+	// (ErrInvalidPart otherwise).
+	Checksum string
+}
+
+func partInfo(p *meta.Part) PartInfo {
+	return PartInfo{Number: p.Number, ETag: p.ETag, Size: p.Size, ModTime: p.ModTime, Checksum: p.Checksum}
 }
 
 // CreateMultipartUpload starts an upload of bucket/key; the object stays
@@ -112,18 +155,21 @@ func putPartRecord(tx meta.Tx, bucket, key, id string, p *meta.Part) error {
 
 // PutPart uploads part n (1..10000) of an upload; uploading a number again
 // replaces the part.
-func (s *Store) PutPart(ctx context.Context, bucket, key, uploadID string, n int, body io.Reader, size int64, contentMD5 []byte) (PartInfo, error) {
+func (s *Store) PutPart(ctx context.Context, bucket, key, uploadID string, n int, body io.Reader, size int64, opt PartOptions) (PartInfo, error) {
 	if err := validatePartNumber(n); err != nil {
 		return PartInfo{}, err
 	}
 	if err := s.checkUpload(ctx, bucket, key, uploadID); err != nil {
 		return PartInfo{}, err
 	}
-	d, sum, err := s.writeData(ctx, bucket, key, body, size, contentMD5)
+	d, sum, err := s.writeData(ctx, bucket, key, body, size, opt.ContentMD5)
 	if err != nil {
 		return PartInfo{}, err
 	}
 	p := &meta.Part{Number: n, ETag: hex.EncodeToString(sum), ModTime: time.Now().UTC()}
+	if opt.Checksum != nil {
+		p.Checksum = opt.Checksum()
+	}
 	if d != nil {
 		p.Size = d.rec.Size
 		p.Segments = []meta.Segment{d.segment()}
@@ -137,7 +183,7 @@ func (s *Store) PutPart(ctx context.Context, bucket, key, uploadID string, n int
 	if err != nil {
 		return PartInfo{}, err
 	}
-	return PartInfo{Number: n, ETag: p.ETag, Size: p.Size, ModTime: p.ModTime}, nil
+	return partInfo(p), nil
 }
 
 func (s *Store) checkUpload(ctx context.Context, bucket, key, id string) error {
@@ -206,7 +252,7 @@ func (s *Store) CopyPart(ctx context.Context, bucket, key, uploadID string, n in
 	if err != nil {
 		return PartInfo{}, err
 	}
-	return PartInfo{Number: n, ETag: p.ETag, Size: p.Size, ModTime: p.ModTime}, nil
+	return partInfo(p), nil
 }
 
 // sliceSegments returns the segments covering [off, off+n) of segs.
@@ -290,13 +336,14 @@ func (s *Store) CompleteMultipartUpload(ctx context.Context, bucket, key, upload
 		}
 		v = &meta.Version{ModTime: time.Now().UTC(), ContentType: u.ContentType, Meta: u.Meta, UploadID: uploadID, Attrs: u.Attrs}
 		listed := map[int]bool{}
+		infos := make([]PartInfo, 0, len(parts))
 		sums := md5.New()
 		for i, cp := range parts {
 			p, err := getPart(tx, uploadID, cp.Number)
 			if err != nil {
 				return err
 			}
-			if p == nil || normETag(cp.ETag) != p.ETag {
+			if p == nil || normETag(cp.ETag) != p.ETag || (cp.Checksum != "" && cp.Checksum != p.Checksum) {
 				return &PartError{Number: cp.Number, Err: ErrInvalidPart}
 			}
 			if i < len(parts)-1 && p.Size < s.opt.MinPartSize {
@@ -311,8 +358,19 @@ func (s *Store) CompleteMultipartUpload(ctx context.Context, bucket, key, upload
 			v.Size += p.Size
 			v.Segments = append(v.Segments, p.Segments...)
 			v.PartSizes = append(v.PartSizes, p.Size)
+			infos = append(infos, partInfo(p))
 		}
 		v.ETag = fmt.Sprintf("%s-%d", hex.EncodeToString(sums.Sum(nil)), len(parts))
+		if opt.Completing != nil {
+			v.Meta = maps.Clone(v.Meta)
+			if v.Meta == nil {
+				v.Meta = map[string]string{}
+			}
+			v.Attrs.Sys = maps.Clone(v.Attrs.Sys)
+			if err := opt.Completing(infos, v.Meta, &v.Attrs); err != nil {
+				return err
+			}
+		}
 		// The listed parts' references pass to the version; the others go.
 		if err := deleteUpload(tx, u, listed); err != nil {
 			return err
@@ -431,7 +489,7 @@ func (s *Store) ListMultipartUploads(ctx context.Context, bucket string, opt Lis
 			if err := meta.Decode(raw, &u); err != nil {
 				return err
 			}
-			uploads = append(uploads, UploadInfo{Bucket: u.Bucket, Key: u.Key, UploadID: u.UploadID, Initiated: u.Initiated})
+			uploads = append(uploads, UploadInfo{Bucket: u.Bucket, Key: u.Key, UploadID: u.UploadID, Initiated: u.Initiated, Attrs: u.Attrs})
 		}
 		return c.Err()
 	})
@@ -462,7 +520,7 @@ func (s *Store) ListParts(ctx context.Context, bucket, key, uploadID string, mar
 			if err := meta.Decode(raw, &p); err != nil {
 				return err
 			}
-			parts = append(parts, PartInfo{Number: p.Number, ETag: p.ETag, Size: p.Size, ModTime: p.ModTime})
+			parts = append(parts, partInfo(&p))
 		}
 		return c.Err()
 	})

@@ -25,7 +25,7 @@ func TestListMultipartUploads(t *testing.T) {
 	mustCreateUpload(t, s, "lmu2", "a/1", PutOptions{}) // another bucket
 	done := mustCreateUpload(t, s, "lmu", "done", PutOptions{})
 	p := mustPutPart(t, s, "lmu", "done", done, 1, []byte("x"))
-	if _, err := s.CompleteMultipartUpload(ctx, "lmu", "done", done, []CompletePart{{1, p.ETag}}, PutOptions{}); err != nil {
+	if _, err := s.CompleteMultipartUpload(ctx, "lmu", "done", done, []CompletePart{{Number: 1, ETag: p.ETag}}, PutOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	slices.SortFunc(all, func(a, b up) int {
@@ -139,7 +139,7 @@ func TestCopyPart(t *testing.T) {
 	m1, m2 := randBytes(70<<10, 2), randBytes(30<<10, 3)
 	mp1 := mustPutPart(t, s, "cps", "multi", mid, 1, m1)
 	mp2 := mustPutPart(t, s, "cps", "multi", mid, 2, m2)
-	if _, err := s.CompleteMultipartUpload(ctx, "cps", "multi", mid, []CompletePart{{1, mp1.ETag}, {2, mp2.ETag}}, PutOptions{}); err != nil {
+	if _, err := s.CompleteMultipartUpload(ctx, "cps", "multi", mid, []CompletePart{{Number: 1, ETag: mp1.ETag}, {Number: 2, ETag: mp2.ETag}}, PutOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	before := shardFileCount(t, opt)
@@ -169,7 +169,7 @@ func TestCopyPart(t *testing.T) {
 		if p.ETag != md5hex(c.want) || p.Size != int64(len(c.want)) || p.Number != c.n {
 			t.Errorf("copy part %d: %+v, want ETag %s size %d", c.n, p, md5hex(c.want), len(c.want))
 		}
-		complete = append(complete, CompletePart{c.n, p.ETag})
+		complete = append(complete, CompletePart{Number: c.n, ETag: p.ETag})
 		want = append(want, c.want)
 	}
 	if p, err := s.CopyPart(ctx, "cpd", "dst", id, 1, "cps", "src", src.VersionID, 0, -1); err != nil || p.ETag != src.ETag {
@@ -234,15 +234,15 @@ func TestCompleteRetry(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p1, err := s.PutPart(ctx, "bkt", "k", id, 1, bytes.NewReader([]byte("hello ")), 6, nil)
+	p1, err := s.PutPart(ctx, "bkt", "k", id, 1, bytes.NewReader([]byte("hello ")), 6, PartOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	p2, err := s.PutPart(ctx, "bkt", "k", id, 2, bytes.NewReader([]byte("world")), 5, nil)
+	p2, err := s.PutPart(ctx, "bkt", "k", id, 2, bytes.NewReader([]byte("world")), 5, PartOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	parts := []CompletePart{{1, p1.ETag}, {2, p2.ETag}}
+	parts := []CompletePart{{Number: 1, ETag: p1.ETag}, {Number: 2, ETag: p2.ETag}}
 	first, err := s.CompleteMultipartUpload(ctx, "bkt", "k", id, parts, PutOptions{})
 	if err != nil {
 		t.Fatal(err)

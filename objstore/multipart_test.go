@@ -42,7 +42,7 @@ func mustCreateUpload(t testing.TB, s *Store, bucket, key string, opt PutOptions
 
 func mustPutPart(t testing.TB, s *Store, bucket, key, id string, n int, data []byte) PartInfo {
 	t.Helper()
-	p, err := s.PutPart(context.Background(), bucket, key, id, n, bytes.NewReader(data), int64(len(data)), nil)
+	p, err := s.PutPart(context.Background(), bucket, key, id, n, bytes.NewReader(data), int64(len(data)), PartOptions{})
 	if err != nil {
 		t.Fatalf("put part %d: %v", n, err)
 	}
@@ -105,7 +105,7 @@ func TestMultipartComplete(t *testing.T) {
 	}
 
 	info, err := s.CompleteMultipartUpload(ctx, "mpu", "dir/obj", id, []CompletePart{
-		{1, parts[0].ETag}, {2, `"` + parts[1].ETag + `"`}, {3, parts[2].ETag},
+		{Number: 1, ETag: parts[0].ETag}, {Number: 2, ETag: `"` + parts[1].ETag + `"`}, {Number: 3, ETag: parts[2].ETag},
 	}, PutOptions{})
 	if err != nil {
 		t.Fatal(err)
@@ -135,7 +135,7 @@ func TestMultipartComplete(t *testing.T) {
 	if _, _, err := s.ListParts(ctx, "mpu", "dir/obj", id, 0, 0); !errors.Is(err, ErrNoSuchUpload) {
 		t.Errorf("list parts after complete: %v, want ErrNoSuchUpload", err)
 	}
-	if _, err := s.CompleteMultipartUpload(ctx, "mpu", "dir/obj", id, []CompletePart{{1, parts[0].ETag}}, PutOptions{}); !errors.Is(err, ErrNoSuchUpload) {
+	if _, err := s.CompleteMultipartUpload(ctx, "mpu", "dir/obj", id, []CompletePart{{Number: 1, ETag: parts[0].ETag}}, PutOptions{}); !errors.Is(err, ErrNoSuchUpload) {
 		t.Errorf("complete twice: %v, want ErrNoSuchUpload", err)
 	}
 	if err := s.AbortMultipartUpload(ctx, "mpu", "dir/obj", id); !errors.Is(err, ErrNoSuchUpload) {
@@ -164,12 +164,12 @@ func TestMultipartCompleteErrors(t *testing.T) {
 		want   error
 		partNo int // the PartError's number; 0 when the error is no PartError
 	}{
-		{"wrong etag", []CompletePart{{1, e1}, {2, e1}, {3, e3}}, ErrInvalidPart, 2},
-		{"part not uploaded", []CompletePart{{1, e1}, {5, e3}}, ErrInvalidPart, 5},
-		{"out of order", []CompletePart{{2, e2}, {1, e1}}, ErrInvalidPartOrder, 1},
-		{"duplicate", []CompletePart{{1, e1}, {1, e1}, {3, e3}}, ErrInvalidPartOrder, 1},
-		{"part 0", []CompletePart{{0, e1}, {1, e1}}, ErrInvalidPartNumber, 0},
-		{"part 10001", []CompletePart{{1, e1}, {10001, e1}}, ErrInvalidPartNumber, 10001},
+		{"wrong etag", []CompletePart{{Number: 1, ETag: e1}, {Number: 2, ETag: e1}, {Number: 3, ETag: e3}}, ErrInvalidPart, 2},
+		{"part not uploaded", []CompletePart{{Number: 1, ETag: e1}, {Number: 5, ETag: e3}}, ErrInvalidPart, 5},
+		{"out of order", []CompletePart{{Number: 2, ETag: e2}, {Number: 1, ETag: e1}}, ErrInvalidPartOrder, 1},
+		{"duplicate", []CompletePart{{Number: 1, ETag: e1}, {Number: 1, ETag: e1}, {Number: 3, ETag: e3}}, ErrInvalidPartOrder, 1},
+		{"part 0", []CompletePart{{Number: 0, ETag: e1}, {Number: 1, ETag: e1}}, ErrInvalidPartNumber, 0},
+		{"part 10001", []CompletePart{{Number: 1, ETag: e1}, {Number: 10001, ETag: e1}}, ErrInvalidPartNumber, 10001},
 		{"no parts", nil, ErrInvalidPart, -1},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -196,7 +196,7 @@ func TestMultipartCompleteErrors(t *testing.T) {
 			if ps, _, err := s.ListParts(ctx, "mpe", key, id, 0, 0); err != nil || len(ps) != 3 {
 				t.Errorf("parts after a failed complete: %+v %v", ps, err)
 			}
-			info, err := s.CompleteMultipartUpload(ctx, "mpe", key, id, []CompletePart{{1, e1}, {2, e2}, {3, e3}}, PutOptions{})
+			info, err := s.CompleteMultipartUpload(ctx, "mpe", key, id, []CompletePart{{Number: 1, ETag: e1}, {Number: 2, ETag: e2}, {Number: 3, ETag: e3}}, PutOptions{})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -218,10 +218,10 @@ func TestMultipartCompleteErrors(t *testing.T) {
 		{"missing bucket", "nope", "real", id, ErrNoSuchBucket},
 		{"invalid key", "mpe", "", id, ErrInvalidKey},
 	} {
-		if _, err := s.CompleteMultipartUpload(ctx, tc.bucket, tc.key, tc.id, []CompletePart{{1, e1}}, PutOptions{}); !errors.Is(err, tc.want) {
+		if _, err := s.CompleteMultipartUpload(ctx, tc.bucket, tc.key, tc.id, []CompletePart{{Number: 1, ETag: e1}}, PutOptions{}); !errors.Is(err, tc.want) {
 			t.Errorf("complete, %s: %v, want %v", tc.name, err, tc.want)
 		}
-		if _, err := s.PutPart(ctx, tc.bucket, tc.key, tc.id, 1, bytes.NewReader(d1), 10, nil); !errors.Is(err, tc.want) {
+		if _, err := s.PutPart(ctx, tc.bucket, tc.key, tc.id, 1, bytes.NewReader(d1), 10, PartOptions{}); !errors.Is(err, tc.want) {
 			t.Errorf("put part, %s: %v, want %v", tc.name, err, tc.want)
 		}
 		if _, _, err := s.ListParts(ctx, tc.bucket, tc.key, tc.id, 0, 0); tc.key != "" && !errors.Is(err, tc.want) {
@@ -256,7 +256,7 @@ func TestPutPartErrors(t *testing.T) {
 		{"part 10000", 10000, sum[:], 5, nil},
 		{"part 1", 1, sum[:], 5, nil},
 	} {
-		_, err := s.PutPart(ctx, "ppe", "k", id, tc.n, bytes.NewReader(body), tc.size, tc.md5)
+		_, err := s.PutPart(ctx, "ppe", "k", id, tc.n, bytes.NewReader(body), tc.size, PartOptions{ContentMD5: tc.md5})
 		if !errors.Is(err, tc.want) {
 			t.Errorf("%s: %v, want %v", tc.name, err, tc.want)
 		}
@@ -270,7 +270,7 @@ func TestPutPartErrors(t *testing.T) {
 	if got := shardFileCount(t, opt); got != 2*4 {
 		t.Errorf("refused parts left shard files: %d, want %d", got, 2*4)
 	}
-	info, err := s.CompleteMultipartUpload(ctx, "ppe", "k", id, []CompletePart{{1, md5hex(body)}, {10000, md5hex(body)}}, PutOptions{})
+	info, err := s.CompleteMultipartUpload(ctx, "ppe", "k", id, []CompletePart{{Number: 1, ETag: md5hex(body)}, {Number: 10000, ETag: md5hex(body)}}, PutOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -288,7 +288,7 @@ func TestMultipartEntityTooSmall(t *testing.T) {
 	small1, last := randBytes(1<<10, 1), randBytes(1<<10, 2)
 	p1 := mustPutPart(t, s, "small", "k", id, 1, small1)
 	p2 := mustPutPart(t, s, "small", "k", id, 2, last)
-	_, err := s.CompleteMultipartUpload(ctx, "small", "k", id, []CompletePart{{1, p1.ETag}, {2, p2.ETag}}, PutOptions{})
+	_, err := s.CompleteMultipartUpload(ctx, "small", "k", id, []CompletePart{{Number: 1, ETag: p1.ETag}, {Number: 2, ETag: p2.ETag}}, PutOptions{})
 	var pe *PartError
 	if !errors.Is(err, ErrEntityTooSmall) || !errors.As(err, &pe) || pe.Number != 1 {
 		t.Fatalf("complete with a small first part: %v, want *PartError{1} wrapping ErrEntityTooSmall", err)
@@ -297,7 +297,7 @@ func TestMultipartEntityTooSmall(t *testing.T) {
 	// enough.
 	big := randBytes(5<<20, 3)
 	p1 = mustPutPart(t, s, "small", "k", id, 1, big)
-	info, err := s.CompleteMultipartUpload(ctx, "small", "k", id, []CompletePart{{1, p1.ETag}, {2, p2.ETag}}, PutOptions{})
+	info, err := s.CompleteMultipartUpload(ctx, "small", "k", id, []CompletePart{{Number: 1, ETag: p1.ETag}, {Number: 2, ETag: p2.ETag}}, PutOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -310,7 +310,7 @@ func TestMultipartEntityTooSmall(t *testing.T) {
 	// A single small part is the last part.
 	id2 := mustCreateUpload(t, s, "small", "one", PutOptions{})
 	p := mustPutPart(t, s, "small", "one", id2, 7, small1)
-	if _, err := s.CompleteMultipartUpload(ctx, "small", "one", id2, []CompletePart{{7, p.ETag}}, PutOptions{}); err != nil {
+	if _, err := s.CompleteMultipartUpload(ctx, "small", "one", id2, []CompletePart{{Number: 7, ETag: p.ETag}}, PutOptions{}); err != nil {
 		t.Fatalf("single small part: %v", err)
 	}
 }
@@ -337,12 +337,12 @@ func TestMultipartAbort(t *testing.T) {
 	for name, err := range map[string]error{
 		"abort again": s.AbortMultipartUpload(ctx, "abort", "k", id),
 		"put part": func() error {
-			_, err := s.PutPart(ctx, "abort", "k", id, 3, bytes.NewReader([]byte("x")), 1, nil)
+			_, err := s.PutPart(ctx, "abort", "k", id, 3, bytes.NewReader([]byte("x")), 1, PartOptions{})
 			return err
 		}(),
 		"list parts": func() error { _, _, err := s.ListParts(ctx, "abort", "k", id, 0, 0); return err }(),
 		"complete": func() error {
-			_, err := s.CompleteMultipartUpload(ctx, "abort", "k", id, []CompletePart{{2, p2.ETag}}, PutOptions{})
+			_, err := s.CompleteMultipartUpload(ctx, "abort", "k", id, []CompletePart{{Number: 2, ETag: p2.ETag}}, PutOptions{})
 			return err
 		}(),
 	} {

@@ -217,7 +217,7 @@ func powerOp(ctx context.Context, s *Store, rng *rand.Rand, bucket, key string, 
 		var parts []CompletePart
 		for n := 1; n <= 2+rng.IntN(2); n++ {
 			b := randBytes(1+rng.IntN(200<<10), seed+uint64(n)<<48)
-			pi, err := s.PutPart(ctx, bucket, key, id, n, bytes.NewReader(b), int64(len(b)), nil)
+			pi, err := s.PutPart(ctx, bucket, key, id, n, bytes.NewReader(b), int64(len(b)), PartOptions{})
 			if err != nil {
 				return powerState{}, fmt.Errorf("%w: %w", errNoEffect, err)
 			}

@@ -53,6 +53,11 @@ type PutOptions struct {
 	// end and before the commit, to add metadata known only then (such as
 	// a checksum sent in a trailer). Put only.
 	FinalMeta func(meta map[string]string)
+	// Completing, for CompleteMultipartUpload, is called inside its
+	// transaction with the parts the object is made of, in order. It may
+	// add to the new version's metadata and attributes (its own copies),
+	// or refuse the complete by returning an error, which changes nothing.
+	Completing func(parts []PartInfo, meta map[string]string, a *Attrs) error
 	// Attrs are the new version's attributes.
 	Attrs Attrs
 }

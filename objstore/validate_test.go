@@ -251,13 +251,13 @@ func TestInvalidKeys(t *testing.T) {
 		{"rename prefix source", func(k string) error { _, err := s.RenamePrefix(ctx, "keys", k, "dst/", RenameOptions{}); return err }},
 		{"rename prefix destination", func(k string) error { _, err := s.RenamePrefix(ctx, "keys", "go", k, RenameOptions{}); return err }},
 		{"create upload", func(k string) error { _, err := s.CreateMultipartUpload(ctx, "keys", k, PutOptions{}); return err }},
-		{"put part", func(k string) error { _, err := s.PutPart(ctx, "keys", k, id, 1, body(), 1, nil); return err }},
+		{"put part", func(k string) error { _, err := s.PutPart(ctx, "keys", k, id, 1, body(), 1, PartOptions{}); return err }},
 		{"copy part source", func(k string) error {
 			_, err := s.CopyPart(ctx, "keys", "good", id, 1, "keys", k, "", 0, -1)
 			return err
 		}},
 		{"complete", func(k string) error {
-			_, err := s.CompleteMultipartUpload(ctx, "keys", k, id, []CompletePart{{1, "x"}}, PutOptions{})
+			_, err := s.CompleteMultipartUpload(ctx, "keys", k, id, []CompletePart{{Number: 1, ETag: "x"}}, PutOptions{})
 			return err
 		}},
 	}

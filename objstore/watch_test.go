@@ -104,7 +104,7 @@ func TestWatch(t *testing.T) {
 		{"complete multipart", func() {
 			id := mustCreateUpload(t, s, "wat", "dir/mp", PutOptions{})
 			p := mustPutPart(t, s, "wat", "dir/mp", id, 1, []byte("p"))
-			if _, err := s.CompleteMultipartUpload(ctx, "wat", "dir/mp", id, []CompletePart{{1, p.ETag}}, PutOptions{}); err != nil {
+			if _, err := s.CompleteMultipartUpload(ctx, "wat", "dir/mp", id, []CompletePart{{Number: 1, ETag: p.ETag}}, PutOptions{}); err != nil {
 				t.Fatal(err)
 			}
 		}, Event{Op: OpPut, Bucket: "wat", Key: "dir/mp"}, [5]bool{true, true, true, false, false}},

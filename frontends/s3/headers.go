@@ -82,6 +82,7 @@ func writeObjectHeaders(w http.ResponseWriter, r *http.Request, info objstore.Ob
 		case strings.HasPrefix(k, "x-amz-checksum-"):
 			if checksums {
 				h.Set(k, v)
+				h.Set("x-amz-checksum-type", checksumType(info))
 			}
 		case strings.HasPrefix(k, "x-amz-meta-"):
 			// Lowercase, as S3 sends them: botocore takes the name

@@ -17,11 +17,19 @@ func (s *Server) createMultipartUpload(w *recorder, req *request) error {
 	if err != nil {
 		return err
 	}
+	sum, err := parseUploadChecksum(req.Header)
+	if err != nil {
+		return err
+	}
+	if sum.algo != "" {
+		setSys(&attrs, sysChecksum, sum.String())
+	}
 	id, err := s.store.CreateMultipartUpload(req.Context(), req.bucket, req.key, objstore.PutOptions{
 		ContentType: req.Header.Get("Content-Type"), Meta: meta, Attrs: attrs})
 	if err != nil {
 		return err
 	}
+	checksumHeaders(w.Header(), sum)
 	return writeXML(w, initiateMultipartUploadResult{NS: s3NS, Bucket: req.bucket, Key: req.key, UploadID: id})
 }
 
@@ -49,12 +57,21 @@ func (s *Server) uploadPart(w *recorder, req *request) error {
 	if err != nil {
 		return err
 	}
-	p, err := s.store.PutPart(req.Context(), req.bucket, req.key, req.URL.Query().Get("uploadId"), n, body, size, md5sum)
+	up, err := s.store.Upload(req.Context(), req.bucket, req.key, req.URL.Query().Get("uploadId"))
+	if err != nil {
+		return err
+	}
+	body, sum, err := partChecksum(req, body, decodeUploadChecksum(up.Attrs.Sys))
+	if err != nil {
+		return err
+	}
+	p, err := s.store.PutPart(req.Context(), req.bucket, req.key, up.UploadID, n, body, size,
+		objstore.PartOptions{ContentMD5: md5sum, Checksum: sum})
 	if err != nil {
 		return err
 	}
 	w.Header().Set("ETag", quote(p.ETag))
-	if algo, v, ok := req.body.Checksum(); ok {
+	if algo, v := splitPartSum(p.Checksum); v != "" {
 		w.Header().Set("x-amz-checksum-"+algo, v)
 	}
 	w.WriteHeader(http.StatusOK)
@@ -106,30 +123,47 @@ func (s *Server) uploadPartCopy(w *recorder, req *request) error {
 
 func (s *Server) completeMultipartUpload(w *recorder, req *request) error {
 	// An x-amz-checksum-* header here is the client's checksum of the
-	// whole object (over its parts), not of the XML body. Cairn keeps no
-	// per-part checksums to verify it against, so it is echoed, not stored.
+	// whole object (over its parts), not of the XML body: it is checked
+	// against the one computed from the parts' when the upload has one.
 	algo, objSum, hasSum := req.body.DetachHeaderChecksum()
 	var c completeMultipartUpload
 	if err := decodeXML(req, &c, false); err != nil {
 		return err
 	}
+	uploadID := req.URL.Query().Get("uploadId")
+	up, err := s.store.Upload(req.Context(), req.bucket, req.key, uploadID)
+	if err != nil {
+		return err
+	}
+	usum := decodeUploadChecksum(up.Attrs.Sys)
 	parts := make([]objstore.CompletePart, 0, len(c.Parts))
 	for _, p := range c.Parts {
-		parts = append(parts, objstore.CompletePart{Number: p.PartNumber, ETag: p.ETag})
+		cp := objstore.CompletePart{Number: p.PartNumber, ETag: p.ETag}
+		if a, v := p.checksum(); v != "" {
+			cp.Checksum = a + ":" + v
+		}
+		parts = append(parts, cp)
 	}
-	info, err := s.store.CompleteMultipartUpload(req.Context(), req.bucket, req.key, req.URL.Query().Get("uploadId"), parts,
-		objstore.PutOptions{IfMatch: req.Header.Get("If-Match"), IfNoneMatch: req.Header.Get("If-None-Match")})
+	var value string
+	info, err := s.store.CompleteMultipartUpload(req.Context(), req.bucket, req.key, uploadID, parts,
+		objstore.PutOptions{IfMatch: req.Header.Get("If-Match"), IfNoneMatch: req.Header.Get("If-None-Match"),
+			Completing: completeChecksum(usum, algo, objSum, &value)})
 	if err != nil {
 		return err
 	}
 	if info.VersionID != objstore.NullVersion {
 		w.Header().Set("x-amz-version-id", info.VersionID)
 	}
-	if hasSum {
+	res := completeMultipartUploadResult{NS: s3NS, Location: "http://" + req.Host + "/" + req.bucket + "/" + req.key,
+		Bucket: req.bucket, Key: req.key, ETag: quote(info.ETag)}
+	switch {
+	case value != "":
+		res.setChecksum(usum.algo, value)
+		res.ChecksumType = usum.typ
+	case hasSum:
 		w.Header().Set("x-amz-checksum-"+algo, objSum)
 	}
-	loc := "http://" + req.Host + "/" + req.bucket + "/" + req.key
-	return writeXML(w, completeMultipartUploadResult{NS: s3NS, Location: loc, Bucket: req.bucket, Key: req.key, ETag: quote(info.ETag)})
+	return writeXML(w, res)
 }
 
 func (s *Server) abortMultipartUpload(w *recorder, req *request) error {
@@ -157,13 +191,22 @@ func (s *Server) listParts(w *recorder, req *request) error {
 	if max == 0 {
 		max = 1 // S3 answers max-parts=0 with an empty, truncated page; keep it simple
 	}
+	up, err := s.store.Upload(req.Context(), req.bucket, req.key, q.Get("uploadId"))
+	if err != nil {
+		return err
+	}
+	if c := decodeUploadChecksum(up.Attrs.Sys); c.algo != "" {
+		res.ChecksumAlgorithm, res.ChecksumType = strings.ToUpper(c.algo), c.typ
+	}
 	parts, truncated, err := s.store.ListParts(req.Context(), req.bucket, req.key, q.Get("uploadId"), marker, max)
 	if err != nil {
 		return err
 	}
 	res.IsTruncated = truncated
 	for _, p := range parts {
-		res.Parts = append(res.Parts, partItem{PartNumber: p.Number, LastModified: iso8601(p.ModTime), ETag: quote(p.ETag), Size: p.Size})
+		it := partItem{PartNumber: p.Number, LastModified: iso8601(p.ModTime), ETag: quote(p.ETag), Size: p.Size}
+		it.setChecksum(splitPartSum(p.Checksum))
+		res.Parts = append(res.Parts, it)
 		res.NextPartNumberMarker = p.Number
 	}
 	return writeXML(w, res)

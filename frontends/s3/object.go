@@ -426,8 +426,10 @@ func (s *Server) getObjectAttributes(w *recorder, req *request) error {
 		return s.objectError(w, req, err)
 	}
 	want := map[string]bool{}
-	for _, a := range strings.Split(req.Header.Get("x-amz-object-attributes"), ",") {
-		want[strings.TrimSpace(a)] = true
+	for _, v := range req.Header.Values("x-amz-object-attributes") { // one line or several
+		for _, a := range strings.Split(v, ",") {
+			want[strings.TrimSpace(a)] = true
+		}
 	}
 	res := getObjectAttributesResponse{NS: s3NS}
 	if want["ETag"] {
@@ -439,10 +441,15 @@ func (s *Server) getObjectAttributes(w *recorder, req *request) error {
 	if want["StorageClass"] {
 		res.StorageClass = "STANDARD"
 	}
+	if want["Checksum"] {
+		res.Checksum = objectChecksum(info)
+	}
 	if want["ObjectParts"] && info.PartsCount > 0 {
-		res.ObjectParts = &struct {
-			TotalPartsCount int `xml:"TotalPartsCount"`
-		}{info.PartsCount}
+		parts, err := objectPartsOf(req, info)
+		if err != nil {
+			return err
+		}
+		res.ObjectParts = parts
 	}
 	w.Header().Set("Last-Modified", info.ModTime.UTC().Format(http.TimeFormat))
 	if info.VersionID != objstore.NullVersion {

@@ -191,7 +191,50 @@ type completeMultipartUpload struct {
 	Parts   []struct {
 		PartNumber int    `xml:"PartNumber"`
 		ETag       string `xml:"ETag"`
+		checksums
 	} `xml:"Part"`
+}
+
+// checksums are the Checksum<ALGO> elements of a part or an object.
+type checksums struct {
+	ChecksumCRC32     string `xml:"ChecksumCRC32,omitempty"`
+	ChecksumCRC32C    string `xml:"ChecksumCRC32C,omitempty"`
+	ChecksumCRC64NVME string `xml:"ChecksumCRC64NVME,omitempty"`
+	ChecksumSHA1      string `xml:"ChecksumSHA1,omitempty"`
+	ChecksumSHA256    string `xml:"ChecksumSHA256,omitempty"`
+}
+
+func (c *checksums) field(algo string) *string {
+	switch algo {
+	case "crc32":
+		return &c.ChecksumCRC32
+	case "crc32c":
+		return &c.ChecksumCRC32C
+	case "crc64nvme":
+		return &c.ChecksumCRC64NVME
+	case "sha1":
+		return &c.ChecksumSHA1
+	case "sha256":
+		return &c.ChecksumSHA256
+	}
+	return nil
+}
+
+// setChecksum sets the element of algo (lowercase); nothing for others.
+func (c *checksums) setChecksum(algo, value string) {
+	if f := c.field(algo); f != nil {
+		*f = value
+	}
+}
+
+// checksum returns the first element set, with its algorithm.
+func (c *checksums) checksum() (algo, value string) {
+	for _, a := range []string{"crc32", "crc32c", "crc64nvme", "sha1", "sha256"} {
+		if v := *c.field(a); v != "" {
+			return a, v
+		}
+	}
+	return "", ""
 }
 
 type completeMultipartUploadResult struct {
@@ -201,6 +244,8 @@ type completeMultipartUploadResult struct {
 	Bucket   string   `xml:"Bucket"`
 	Key      string   `xml:"Key"`
 	ETag     string   `xml:"ETag"`
+	checksums
+	ChecksumType string `xml:"ChecksumType,omitempty"`
 }
 
 type uploadItem struct {
@@ -234,6 +279,7 @@ type partItem struct {
 	LastModified string `xml:"LastModified"`
 	ETag         string `xml:"ETag"`
 	Size         int64  `xml:"Size"`
+	checksums
 }
 
 type listPartsResult struct {
@@ -250,15 +296,36 @@ type listPartsResult struct {
 	MaxParts             int        `xml:"MaxParts"`
 	IsTruncated          bool       `xml:"IsTruncated"`
 	Parts                []partItem `xml:"Part"`
+	ChecksumAlgorithm    string     `xml:"ChecksumAlgorithm,omitempty"`
+	ChecksumType         string     `xml:"ChecksumType,omitempty"`
 }
 
 type getObjectAttributesResponse struct {
-	XMLName      xml.Name `xml:"GetObjectAttributesResponse"`
-	NS           string   `xml:"xmlns,attr"`
-	ETag         string   `xml:"ETag,omitempty"`
-	ObjectSize   *int64   `xml:"ObjectSize,omitempty"`
-	StorageClass string   `xml:"StorageClass,omitempty"`
-	ObjectParts  *struct {
-		TotalPartsCount int `xml:"TotalPartsCount"`
-	} `xml:"ObjectParts,omitempty"`
+	XMLName      xml.Name           `xml:"GetObjectAttributesResponse"`
+	NS           string             `xml:"xmlns,attr"`
+	ETag         string             `xml:"ETag,omitempty"`
+	ObjectSize   *int64             `xml:"ObjectSize,omitempty"`
+	StorageClass string             `xml:"StorageClass,omitempty"`
+	Checksum     *objectChecksumXML `xml:"Checksum,omitempty"`
+	ObjectParts  *objectParts       `xml:"ObjectParts,omitempty"`
+}
+
+type objectChecksumXML struct {
+	checksums
+	ChecksumType string `xml:"ChecksumType,omitempty"`
+}
+
+type objectParts struct {
+	TotalPartsCount      int              `xml:"PartsCount"`
+	PartNumberMarker     int              `xml:"PartNumberMarker"`
+	NextPartNumberMarker int              `xml:"NextPartNumberMarker"`
+	MaxParts             int              `xml:"MaxParts"`
+	IsTruncated          bool             `xml:"IsTruncated"`
+	Parts                []objectPartItem `xml:"Part"`
+}
+
+type objectPartItem struct {
+	PartNumber int   `xml:"PartNumber"`
+	Size       int64 `xml:"Size"`
+	checksums
 }

@@ -163,6 +163,9 @@ type Part struct {
 	Size     int64     `json:"size"`
 	ModTime  time.Time `json:"mtime"`
 	Segments []Segment `json:"segs"`
+	// Checksum is the part's checksum as the face keeps it (for S3,
+	// "<algorithm>:<base64 value>"); empty when none was given.
+	Checksum string `json:"sum,omitempty"`
 }
 
 // Encode marshals a record: Version and Data in their binary form (see

@@ -464,7 +464,7 @@ func testMultipart(t *testing.T, s *objstore.Store) {
 	for n := 1; n <= 3; n++ {
 		p := data(90<<10+n, uint64(n))
 		whole = append(whole, p...)
-		info, err := s.PutPart(ctx, "bkt", "big", id, n, bytes.NewReader(p), int64(len(p)), nil)
+		info, err := s.PutPart(ctx, "bkt", "big", id, n, bytes.NewReader(p), int64(len(p)), objstore.PartOptions{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -490,13 +490,13 @@ func testMultipart(t *testing.T, s *objstore.Store) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.PutPart(ctx, "bkt", "gone", id2, 1, bytes.NewReader([]byte("p")), 1, nil); err != nil {
+	if _, err := s.PutPart(ctx, "bkt", "gone", id2, 1, bytes.NewReader([]byte("p")), 1, objstore.PartOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	if err := s.AbortMultipartUpload(ctx, "bkt", "gone", id2); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.PutPart(ctx, "bkt", "gone", id2, 2, bytes.NewReader([]byte("p")), 1, nil); !errors.Is(err, objstore.ErrNoSuchUpload) {
+	if _, err := s.PutPart(ctx, "bkt", "gone", id2, 2, bytes.NewReader([]byte("p")), 1, objstore.PartOptions{}); !errors.Is(err, objstore.ErrNoSuchUpload) {
 		t.Fatalf("part of an aborted upload: %v", err)
 	}
 	if _, err := s.Clean(ctx); err != nil {

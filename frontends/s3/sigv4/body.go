@@ -132,6 +132,11 @@ func (b *Body) Checksum() (algo, value string, ok bool) {
 	return b.check.algo, b.check.value, true
 }
 
+// DeclaredChecksum returns the algorithm of the checksum the request
+// declared (by header or x-amz-trailer), known before the body is read;
+// empty when none was.
+func (b *Body) DeclaredChecksum() string { return b.check.algo }
+
 // isHexSHA256 reports whether s is 64 hex digits.
 func isHexSHA256(s string) bool {
 	if len(s) != 2*sha256.Size {

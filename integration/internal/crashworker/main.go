@@ -138,7 +138,7 @@ func multipartWorker(ctx context.Context, s *objstore.Store, o *out, run int) {
 		}
 		var done []objstore.CompletePart
 		for p := len(parts) - 1; p >= 0; p-- { // parts out of order on purpose
-			pi, err := s.PutPart(ctx, "crash", key, id, p+1, bytes.NewReader(parts[p]), int64(len(parts[p])), nil)
+			pi, err := s.PutPart(ctx, "crash", key, id, p+1, bytes.NewReader(parts[p]), int64(len(parts[p])), objstore.PartOptions{})
 			if err != nil {
 				fail(o, "mp", err)
 			}
