@@ -2,6 +2,7 @@ package s3
 
 import (
 	"encoding/base64"
+	"mime"
 
 	"net/http"
 	"net/url"
@@ -24,7 +25,7 @@ func metaFromRequest(h http.Header) (map[string]string, error) {
 	for name, vals := range h {
 		lower := strings.ToLower(name)
 		if strings.HasPrefix(lower, "x-amz-meta-") {
-			m[lower] = strings.Join(vals, ",")
+			m[lower] = decodeMetaValue(strings.Join(vals, ","))
 			size += len(lower) + len(m[lower])
 		}
 	}
@@ -51,6 +52,33 @@ func metaFromRequest(h http.Header) (map[string]string, error) {
 		}
 	}
 	return m, nil
+}
+
+// User metadata values that are not US-ASCII travel as RFC 2047 encoded
+// words, as S3 documents: a value sent encoded is decoded before it is
+// kept, and a kept value with other bytes is encoded when returned
+// (=?UTF-8?Q?...?=, the form S3 returns), so that every client can carry
+// it in a header.
+func decodeMetaValue(v string) string {
+	if !strings.Contains(v, "=?") {
+		return v
+	}
+	var dec mime.WordDecoder
+	out, err := dec.DecodeHeader(v)
+	if err != nil {
+		return v // not encoded words after all: kept as sent
+	}
+	return out
+}
+
+func encodeMetaValue(v string) string {
+	for i := 0; i < len(v); i++ {
+		if c := v[i]; c >= 0x7f || (c < 0x20 && c != '\t') {
+			// Go writes the encoding letter lowercase; S3 writes "Q".
+			return strings.Replace(mime.QEncoding.Encode("UTF-8", v), "?q?", "?Q?", 1)
+		}
+	}
+	return v
 }
 
 // writeObjectHeaders sets the headers describing an object version. whole
@@ -87,7 +115,7 @@ func writeObjectHeaders(w http.ResponseWriter, r *http.Request, info objstore.Ob
 		case strings.HasPrefix(k, "x-amz-meta-"):
 			// Lowercase, as S3 sends them: botocore takes the name
 			// after the prefix as the metadata key, case and all.
-			h[k] = []string{v}
+			h[k] = []string{encodeMetaValue(v)}
 		default:
 			h.Set(k, v)
 		}

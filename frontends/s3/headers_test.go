@@ -87,3 +87,37 @@ func TestCheckConditions(t *testing.T) {
 		}
 	}
 }
+
+func TestMetaValueEncoding(t *testing.T) {
+	for _, tc := range []struct{ kept, sent string }{
+		{"plain", "plain"},
+		{"\x04mymeta", "=?UTF-8?Q?=04mymeta?="},
+		{"bär", "=?UTF-8?Q?b=C3=A4r?="},
+		{"tab\tok", "tab\tok"},
+	} {
+		if got := encodeMetaValue(tc.kept); got != tc.sent {
+			t.Errorf("encode %q: %q, want %q", tc.kept, got, tc.sent)
+		}
+		if got := decodeMetaValue(tc.sent); got != tc.kept {
+			t.Errorf("decode %q: %q, want %q", tc.sent, got, tc.kept)
+		}
+	}
+	for _, raw := range []string{"=?bogus", "a =?UTF-8?X?zz?= b"} {
+		if got := decodeMetaValue(raw); got != raw {
+			t.Errorf("decode %q: %q, want it kept as sent", raw, got)
+		}
+	}
+}
+
+func FuzzMetaValue(f *testing.F) {
+	f.Add("=?UTF-8?Q?b=C3=A4r?=")
+	f.Add("\x04w")
+	f.Fuzz(func(t *testing.T, v string) {
+		enc := encodeMetaValue(decodeMetaValue(v))
+		for i := 0; i < len(enc); i++ {
+			if c := enc[i]; c >= 0x7f || (c < 0x20 && c != '\t') {
+				t.Fatalf("encoded %q still has byte %#x", enc, c)
+			}
+		}
+	})
+}

@@ -75,12 +75,44 @@ func bodyOf(req *request) (io.Reader, int64, error) {
 	}
 	size := req.body.Size()
 	if size < 0 {
-		return nil, 0, errMissingLength
+		if !chunkedTE(req.Request) {
+			return nil, 0, errMissingLength
+		}
+		// Transfer-Encoding: chunked with no length: read to the end,
+		// no further than the largest object.
+		return &cappedBody{r: req.body, remaining: maxObjectSize}, -1, nil
 	}
 	if size > maxObjectSize {
 		return nil, 0, errEntityTooLarge
 	}
 	return &exactBody{r: req.body, remaining: size}, size, nil
+}
+
+// chunkedTE reports whether the request body came with HTTP chunked
+// transfer encoding (net/http moves the header to TransferEncoding).
+func chunkedTE(r *http.Request) bool {
+	for _, te := range r.TransferEncoding {
+		if strings.EqualFold(te, "chunked") {
+			return true
+		}
+	}
+	return false
+}
+
+// cappedBody is a body of unknown length that fails once it passes
+// remaining bytes.
+type cappedBody struct {
+	r         io.Reader
+	remaining int64
+}
+
+func (b *cappedBody) Read(p []byte) (int, error) {
+	n, err := b.r.Read(p)
+	b.remaining -= int64(n)
+	if b.remaining < 0 {
+		return n, errEntityTooLarge
+	}
+	return n, err
 }
 
 func (s *Server) putObject(w *recorder, req *request) error {
