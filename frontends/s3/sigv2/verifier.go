@@ -286,4 +286,3 @@ func queryWithout(rawQuery string, names ...string) string {
 	}
 	return strings.Join(keep, "&")
 }
-

@@ -117,7 +117,9 @@ func TestVerifyErrors(t *testing.T) {
 		}
 		return serverRequest("GET", u, nil)
 	}
-	setAuth := func(v string) func(r *http.Request) { return func(r *http.Request) { r.Header.Set("Authorization", v) } }
+	setAuth := func(v string) func(r *http.Request) {
+		return func(r *http.Request) { r.Header.Set("Authorization", v) }
+	}
 	for _, tc := range []struct {
 		name string
 		r    *http.Request
