@@ -48,11 +48,15 @@ func domains() []string {
 	return out
 }
 
-// unsigned matches requests that carry no S3 signature, so that
-// /health/* and /metrics never hide a bucket named health or metrics from
-// signed S3 requests.
+// unsigned matches requests that carry no S3 signature (SigV4 or SigV2,
+// header or presigned), so that /health/* and /metrics never hide a
+// bucket named health or metrics from signed S3 requests.
 func unsigned(r *http.Request, _ *mux.RouteMatch) bool {
-	return r.Header.Get("Authorization") == "" && r.URL.Query().Get("X-Amz-Signature") == ""
+	if r.Header.Get("Authorization") != "" {
+		return false
+	}
+	q := r.URL.Query()
+	return q.Get("X-Amz-Signature") == "" && q.Get("Signature") == ""
 }
 
 // newRouter wires the HTTP faces on one router: health and metrics for

@@ -9,6 +9,7 @@ import (
 	"syscall"
 
 	"github.com/cairnstore/cairn/frontends/s3/iam"
+	"github.com/cairnstore/cairn/frontends/s3/sigv2"
 	"github.com/cairnstore/cairn/frontends/s3/sigv4"
 	"github.com/cairnstore/cairn/objstore"
 )
@@ -75,7 +76,7 @@ var storeErrors = []struct {
 	{objstore.ErrTooManyChanges, APIError{"InvalidRequest", 400, "The request changes more keys at once than the server's index takes in one transaction; change fewer keys per request."}},
 }
 
-// authErrors maps the signature sentinels.
+// authErrors maps the signature sentinels (SigV4 and SigV2).
 var authErrors = []struct {
 	err error
 	api APIError
@@ -92,6 +93,13 @@ var authErrors = []struct {
 	{sigv4.ErrInvalidChecksum, APIError{"InvalidRequest", 400, "The checksum header or trailer is not valid."}},
 	{sigv4.ErrMalformedChunk, APIError{"IncompleteBody", 400, "The chunked payload is malformed."}},
 	{sigv4.ErrIncompleteBody, APIError{"IncompleteBody", 400, "You did not provide the number of bytes specified by the Content-Length HTTP header."}},
+	{sigv2.ErrMalformedAuth, APIError{"InvalidArgument", 400, "AWS authorization header is invalid.  Expected AwsAccessKeyId:signature"}},
+	{sigv2.ErrMalformedQuery, APIError{"AccessDenied", 403, "Query-string authentication requires the Signature, Expires and AWSAccessKeyId parameters"}},
+	{sigv2.ErrMissingDate, APIError{"AccessDenied", 403, "AWS authentication requires a valid Date or x-amz-date header"}},
+	{sigv2.ErrUnknownAccessKey, APIError{"InvalidAccessKeyId", 403, "The AWS Access Key Id you provided does not exist in our records."}},
+	{sigv2.ErrSignatureMismatch, APIError{"SignatureDoesNotMatch", 403, "The request signature we calculated does not match the signature you provided. Check your key and signing method."}},
+	{sigv2.ErrTimeSkewed, APIError{"RequestTimeTooSkewed", 403, "The difference between the request time and the current time is too large."}},
+	{sigv2.ErrExpired, APIError{"AccessDenied", 403, "Request has expired"}},
 }
 
 // iamErrors maps the user directory's errors (admin API).

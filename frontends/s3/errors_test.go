@@ -12,6 +12,7 @@ import (
 	"syscall"
 	"testing"
 
+	"github.com/cairnstore/cairn/frontends/s3/sigv2"
 	"github.com/cairnstore/cairn/frontends/s3/sigv4"
 	"github.com/cairnstore/cairn/objstore"
 )
@@ -53,7 +54,7 @@ func sentinelNames(t *testing.T, dir string) []string {
 	return names
 }
 
-// Every sentinel of the store and of sigv4 has an S3 mapping other than
+// Every sentinel of the store, sigv4 and sigv2 has an S3 mapping other than
 // the InternalError fallback (the store's own internal errors excepted). A
 // sentinel added to either package fails this test until it is listed
 // below and mapped in errors.go.
@@ -65,6 +66,7 @@ func TestErrorTablesCoverSentinels(t *testing.T) {
 	}{
 		{"../../objstore", objstoreSentinels(), map[string]bool{"ErrInternal": true, "ErrDataCorrupt": true}},
 		{"sigv4", sigv4Sentinels(), nil},
+		{"sigv2", sigv2Sentinels(), nil},
 	} {
 		for _, name := range sentinelNames(t, tc.dir) {
 			err, ok := tc.known[name]
@@ -93,6 +95,15 @@ func objstoreSentinels() map[string]error {
 		"ErrQuorumLost": objstore.ErrQuorumLost, "ErrDataCorrupt": objstore.ErrDataCorrupt,
 		"ErrInternal": objstore.ErrInternal, "ErrClosed": objstore.ErrClosed,
 		"ErrTooManyChanges": objstore.ErrTooManyChanges,
+	}
+}
+
+func sigv2Sentinels() map[string]error {
+	return map[string]error{
+		"ErrMalformedAuth": sigv2.ErrMalformedAuth, "ErrMalformedQuery": sigv2.ErrMalformedQuery,
+		"ErrMissingDate": sigv2.ErrMissingDate, "ErrUnknownAccessKey": sigv2.ErrUnknownAccessKey,
+		"ErrSignatureMismatch": sigv2.ErrSignatureMismatch, "ErrTimeSkewed": sigv2.ErrTimeSkewed,
+		"ErrExpired": sigv2.ErrExpired,
 	}
 }
 

@@ -142,7 +142,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 func (s *Server) serve(w *recorder, req *request) error {
 	h, api := s.route(req)
 	req.api = api
-	auth, body, err := s.verifier.Verify(req.Request)
+	auth, body, err := s.authenticate(req.Request, h != nil)
 	if err != nil {
 		return err
 	}

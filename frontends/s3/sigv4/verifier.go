@@ -76,6 +76,7 @@ func (c *keyCache) get(sc scope, secret string) []byte {
 
 // Auth is what a verified request proved.
 type Auth struct {
+	// AccessKey is the signer's access key; empty when Anonymous.
 	AccessKey string
 	Region    string // the region the client signed for, whatever it is
 	Service   string // one of Verifier.Services
@@ -85,6 +86,14 @@ type Auth struct {
 	// PayloadStreamingUnsignedTrail. Presigned URLs carry PayloadUnsigned
 	// unless X-Amz-Content-Sha256 is in their query.
 	Payload string
+	// Version is the signature version that was checked: 4 for what
+	// Verify returns; 2 when the S3 face verified Signature Version 2
+	// (frontends/s3/sigv2); 0 when Anonymous.
+	Version int
+	// Anonymous says the request carried no signature at all and the face
+	// let it through to its authorization (which decides whether anyone
+	// may do what it asks).
+	Anonymous bool
 }
 
 func (v *Verifier) now() time.Time {
@@ -229,6 +238,7 @@ func (v *Verifier) verifyHeader(r *http.Request, authz string) (Auth, *Body, err
 		Region:    cred.scope.region,
 		Service:   cred.scope.service,
 		Payload:   payload,
+		Version:   4,
 	}, body, nil
 }
 
@@ -317,5 +327,6 @@ func (v *Verifier) verifyPresigned(r *http.Request) (Auth, *Body, error) {
 		Service:   p.scope.service,
 		Presigned: true,
 		Payload:   p.payload,
+		Version:   4,
 	}, body, nil
 }
