@@ -171,6 +171,10 @@ func TestS3SigV2(t *testing.T) {
 			{"anonymous GET", newRaw(t, "GET", obj, nil), 403, "AccessDenied", ""},
 			{"anonymous PUT", newRaw(t, "PUT", obj, data), 403, "AccessDenied", ""},
 			{"anonymous list", newRaw(t, "GET", srv.url("/"+bucket), nil), 403, "AccessDenied", ""},
+			{"anonymous list buckets", newRaw(t, "GET", srv.url("/"), nil), 403, "AccessDenied", ""},
+			{"anonymous admin API", newRaw(t, "GET", srv.url("/_cairn/admin/v1/users"), nil), 403, "AccessDenied", ""},
+			{"anonymous API not served", newRaw(t, "GET", srv.url("/"+bucket+"?cors"), nil), 403, "AccessDenied", ""},
+			{"sigv2 admin API as root", v2("GET", srv.url("/_cairn/admin/v1/users"), nil, nil, s3Secret, now), 200, "", ""},
 		} {
 			t.Run(tc.name, func(t *testing.T) {
 				res := doRaw(t, tc.req)

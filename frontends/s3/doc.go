@@ -6,7 +6,9 @@
 // bodies, S3 error responses (errors.go is the one place that maps store
 // and signature errors to S3 codes), request ids, the access log and the
 // S3 metrics. Signature checking and payload decoding live in the
-// sub-package sigv4.
+// sub-packages sigv4 and sigv2; auth.go picks one by the request's form,
+// and lets requests with no signature through as anonymous (empty access
+// key) to the same authorization as every other request.
 //
 // It may import objstore and its own sub-packages only: never another
 // face, never objstore's internals (meta, erasure, drive).

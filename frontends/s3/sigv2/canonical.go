@@ -135,7 +135,8 @@ func encodePath(p string) string {
 
 // resourcePaths returns the path candidates of the CanonicalizedResource:
 // the wire path, then the decoded path re-encoded, each after "/" + bucket
-// for a virtual-hosted request (bucket not empty).
+// for a virtual-hosted request (bucket not empty); for a path-style
+// request of a bucket ("/bucket"), also "/bucket/".
 func resourcePaths(r *http.Request, bucket string) []string {
 	prefix := ""
 	if bucket != "" {
@@ -148,6 +149,11 @@ func resourcePaths(r *http.Request, bucket string) []string {
 	out := []string{prefix + wire}
 	if enc := encodePath(r.URL.Path); enc != wire && r.URL.Path != "" {
 		out = append(out, prefix+enc)
+	}
+	if bucket == "" && len(wire) > 1 && !strings.Contains(wire[1:], "/") {
+		// A path-style bucket request, "/bucket": botocore signs the
+		// bucket's resource, "/bucket/", as for a virtual-hosted one.
+		out = append(out, wire+"/")
 	}
 	return out
 }

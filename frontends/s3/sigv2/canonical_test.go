@@ -50,6 +50,8 @@ func TestResourcePaths(t *testing.T) {
 		want                 []string
 	}{
 		{"path-style", "http://h/b/k", "", []string{"/b/k"}},
+		{"path-style bucket", "http://h/b", "", []string{"/b", "/b/"}},
+		{"path-style bucket with slash", "http://h/b/", "", []string{"/b/"}},
 		{"virtual-hosted", "http://b.h/k", "b", []string{"/b/k"}},
 		{"virtual-hosted bucket root", "http://b.h/", "b", []string{"/b/"}},
 		{"service root", "http://h/", "", []string{"/"}},

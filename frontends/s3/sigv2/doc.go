@@ -30,7 +30,8 @@
 //
 //   - the path: as sent on the wire (botocore, s3cmd), or decoded and
 //     re-encoded with every byte outside A-Z a-z 0-9 - _ . ~ / as %XX
-//     (minio-go); with "/" + bucket in front for virtual-hosted requests;
+//     (minio-go); with "/" + bucket in front for virtual-hosted requests,
+//     and "/bucket/" for a path-style "/bucket" (botocore signs that);
 //   - the sub-resources kept from the query: AWS's documented list with
 //     the later additions minio-go signs (encryption, legal-hold,
 //     retention, replication, select), or botocore's list (which adds
@@ -40,6 +41,10 @@
 //     when absent) with x-amz-date among the amz headers (what AWS
 //     specifies and clients send), or x-amz-date's value on the Date line
 //     and not among the amz headers (AWS's own DELETE example).
+//
+// Older botocore (1.28 to 1.30, Debian 12's) signs the fixed query of an
+// operation's URI template after the path ("/b?list-type=2",
+// "/b?acl?acl"); those forms are candidates too.
 //
 // Presigned URLs made by botocore carry x-amz-*, content-type and
 // content-md5 values in the query instead of headers; those query values

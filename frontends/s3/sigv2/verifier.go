@@ -225,17 +225,40 @@ func (v *Verifier) verifyQuery(r *http.Request, bucket string) (Auth, error) {
 // candidates returns the distinct StringToSign candidates of r (see the
 // package documentation), the one clients most often send first.
 func candidates(r *http.Request, bucket, contentMD5, contentType string, forms []dateForm) []string {
-	var out []string
+	var resources []string
 	for _, path := range resourcePaths(r, bucket) {
 		for _, rule := range []resourceRule{ruleAWS, ruleBotocore} {
-			resource := path + subresources(r.URL.RawQuery, rule)
-			for _, f := range forms {
-				sts := stringToSign(r.Method, contentMD5, contentType, f.date, f.amz, resource)
-				if !slices.Contains(out, sts) {
-					out = append(out, sts)
-				}
+			resources = append(resources, path+subresources(r.URL.RawQuery, rule))
+		}
+	}
+	resources = append(resources, botocoreStaticQuery(wirePath(r), r.URL.RawQuery)...)
+	var out []string
+	for _, resource := range resources {
+		for _, f := range forms {
+			sts := stringToSign(r.Method, contentMD5, contentType, f.date, f.amz, resource)
+			if !slices.Contains(out, sts) {
+				out = append(out, sts)
 			}
 		}
+	}
+	return out
+}
+
+// botocoreStaticQuery returns the resources botocore 1.28 to 1.30 (Debian
+// 12's python3-botocore among them) sign for operations whose request URI
+// has a fixed query, such as "/{Bucket}?list-type=2" or "/{Bucket}?acl":
+// the path as sent, "?" and that fixed query (the first one or two
+// parameters, as sent), then the sub-resources again ("/b?acl?acl"). The
+// fixed query is at most two parameters ("?select&select-type=2").
+func botocoreStaticQuery(path, rawQuery string) []string {
+	if rawQuery == "" {
+		return nil
+	}
+	sub := subresources(rawQuery, ruleBotocore)
+	parts := strings.SplitN(rawQuery, "&", 3)
+	out := []string{path + "?" + parts[0] + sub}
+	if len(parts) > 1 {
+		out = append(out, path+"?"+parts[0]+"&"+parts[1]+sub)
 	}
 	return out
 }
