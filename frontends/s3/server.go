@@ -4,6 +4,7 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/xml"
+	"errors"
 	"fmt"
 	"net"
 	"net/http"
@@ -143,7 +144,9 @@ func (s *Server) serve(w *recorder, req *request) error {
 	h, api := s.route(req)
 	req.api = api
 	auth, body, err := s.verifier.Verify(req.Request)
-	if err != nil {
+	if err != nil && !(api == "PostObject" && errors.Is(err, sigv4.ErrMissingAuth)) {
+		// A browser upload (PostObject) is signed inside its form, not in
+		// its headers: postObject checks that signature and authorizes.
 		return err
 	}
 	req.auth, req.body = auth, body
@@ -158,6 +161,9 @@ func (s *Server) serve(w *recorder, req *request) error {
 	}
 	if req.bucket == adminBucket {
 		return h(w, req) // root only, checked by the admin handler
+	}
+	if api == "PostObject" {
+		return h(w, req) // the form's signer is known only once postObject has read it: it authorizes
 	}
 	if api == "PreflightCORS" {
 		return h(w, req) // unauthenticated by definition: the bucket's CORS rules decide
