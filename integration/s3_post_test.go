@@ -146,7 +146,9 @@ func TestS3PostObject(t *testing.T) {
 		return append(append([]postField{}, fields...), signV2Form(cliUser, cliSecret, policy)...)
 	}
 	plain := []postField{{"key", "foo.txt"}, {"acl", "private"}, {"Content-Type", "text/plain"}}
-	with := func(fs []postField, more ...postField) []postField { return append(append([]postField{}, fs...), more...) }
+	with := func(fs []postField, more ...postField) []postField {
+		return append(append([]postField{}, fs...), more...)
+	}
 	head := func(key string) (*s3.HeadObjectOutput, error) {
 		return c.HeadObject(ctx, &s3.HeadObjectInput{Bucket: aws.String(bucket), Key: aws.String(key)})
 	}
