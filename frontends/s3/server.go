@@ -144,10 +144,11 @@ func (s *Server) serve(w *recorder, req *request) error {
 	h, api := s.route(req)
 	req.api = api
 	auth, body, err := s.verifier.Verify(req.Request)
-	if err != nil && !((api == "PostObject" || api == "PreflightCORS") && errors.Is(err, sigv4.ErrMissingAuth)) {
+	if err != nil && api != "PreflightCORS" && !(api == "PostObject" && errors.Is(err, sigv4.ErrMissingAuth)) {
 		// A browser upload (PostObject) is signed inside its form, not in
 		// its headers: postObject checks that signature and authorizes.
-		// A browser never signs a CORS preflight: the rules decide.
+		// A CORS preflight is never authenticated (on a presigned URL it
+		// carries the signature of another method): the rules decide.
 		return err
 	}
 	req.auth, req.body = auth, body
