@@ -245,6 +245,20 @@ func TestS3CORS(t *testing.T) {
 			t.Fatalf("boto3 CORS: %s", r)
 		}
 	})
+	browserFsck(t, s.server)
+}
+
+// browserFsck stops the server and fscks its data: the uploads refused
+// half-way (a file outside its policy's range) must leave the store
+// consistent.
+func browserFsck(t *testing.T, s *server) {
+	t.Helper()
+	if code := s.stop(stopTimeout); code != 0 {
+		t.Fatalf("cairn serve exited %d after SIGTERM", code)
+	}
+	if r := runCairn(t, runTimeout, "admin", "fsck", "--data", s.data); r.code != 0 {
+		t.Fatalf("fsck exited %d\nstdout: %s\nstderr: %s", r.code, r.stdout, r.stderr)
+	}
 }
 
 // browserAddUser adds a user with the CLI (the root credentials come from

@@ -365,6 +365,7 @@ func TestS3PostObject(t *testing.T) {
 			t.Errorf("presigned/plain holds %q", got)
 		}
 	})
+	browserFsck(t, s.server)
 }
 
 // boto3PresignedPostScript prints the presigned POSTs to try, as JSON:
@@ -412,6 +413,7 @@ func TestS3PostObjectCephStyle(t *testing.T) {
 	if r.code != 0 || !strings.Contains(r.stdout, "\nPASS") {
 		t.Fatalf("ceph-style POST: %s", r)
 	}
+	browserFsck(t, s.server)
 }
 
 const cephPostScript = `
