@@ -6,9 +6,12 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"strings"
 	"syscall"
 
+	"github.com/cairnstore/cairn/frontends/s3/cors"
 	"github.com/cairnstore/cairn/frontends/s3/iam"
+	"github.com/cairnstore/cairn/frontends/s3/postform"
 	"github.com/cairnstore/cairn/frontends/s3/sigv2"
 	"github.com/cairnstore/cairn/frontends/s3/sigv4"
 	"github.com/cairnstore/cairn/objstore"
@@ -113,6 +116,41 @@ var iamErrors = []struct {
 	{iam.ErrInvalidPolicy, APIError{"MalformedPolicy", 400, "The policy document is not valid."}},
 }
 
+// CORS and browser uploads (cors.go, postobject.go): the sentinels of the
+// cors and postform parsers. The message is the error's own text after
+// the sentinel's: those packages word it as S3 does.
+var formErrors = []struct {
+	err error
+	api APIError
+}{
+	{cors.ErrMalformed, APIError{"MalformedXML", 400, ""}},
+	{cors.ErrInvalid, APIError{"InvalidRequest", 400, ""}},
+	{postform.ErrNotMultipart, APIError{"PreconditionFailed", 412, ""}},
+	{postform.ErrMalformed, APIError{"MalformedPOSTRequest", 400, ""}},
+	{postform.ErrFieldsTooLarge, APIError{"MaxPostPreDataLengthExceeded", 400, ""}},
+	{postform.ErrInvalidArgument, APIError{"InvalidArgument", 400, ""}},
+	{postform.ErrInvalidPolicy, APIError{"InvalidPolicyDocument", 400, ""}},
+	{postform.ErrPolicyDenied, APIError{"AccessDenied", 403, ""}},
+	{postform.ErrUnknownAccessKey, APIError{"InvalidAccessKeyId", 403, ""}},
+	{postform.ErrSignatureMismatch, APIError{"SignatureDoesNotMatch", 403, ""}},
+}
+
+// formError maps the cors and postform errors (nil for others).
+func formError(err error) *APIError {
+	for _, e := range formErrors {
+		if errors.Is(err, e.err) {
+			a := e.api
+			msg := err.Error()
+			if i := strings.Index(msg, e.err.Error()+": "); i >= 0 {
+				msg = msg[i+len(e.err.Error())+2:]
+			}
+			a.Message = msg
+			return &a
+		}
+	}
+	return nil
+}
+
 // toAPIError is the one mapping from errors to S3 error responses.
 func toAPIError(err error) *APIError {
 	var api *APIError
@@ -136,6 +174,9 @@ func toAPIError(err error) *APIError {
 				return &a
 			}
 		}
+	}
+	if a := formError(err); a != nil {
+		return a
 	}
 	for _, e := range iamErrors {
 		if errors.Is(err, e.err) {

@@ -143,7 +143,12 @@ func (s *Server) serve(w *recorder, req *request) error {
 	h, api := s.route(req)
 	req.api = api
 	auth, body, err := s.authenticate(req.Request, h != nil)
-	if err != nil {
+	if err != nil && api != "PreflightCORS" {
+		// A CORS preflight is never authenticated (on a presigned URL it
+		// carries the signature of another method): the rules decide. A
+		// browser upload (PostObject) is signed inside its form, not in its
+		// headers: it arrives here anonymous, and postObject checks the
+		// form's signature and authorizes.
 		return err
 	}
 	req.auth, req.body = auth, body
@@ -158,6 +163,9 @@ func (s *Server) serve(w *recorder, req *request) error {
 	}
 	if req.bucket == adminBucket {
 		return h(w, req) // root only, checked by the admin handler
+	}
+	if api == "PostObject" {
+		return h(w, req) // the form's signer is known only once postObject has read it: it authorizes
 	}
 	if api == "PreflightCORS" {
 		return h(w, req) // unauthenticated by definition: the bucket's CORS rules decide
