@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"unsafe"
 
@@ -20,8 +21,16 @@ const directAlign = 4096
 // direct write.
 const stageSize = 1 << 20
 
-// stagePool hands out stageSize buffers aligned to directAlign.
-type stagePool struct{ p sync.Pool }
+// keptStages is how many stages from the pool may be out before shard
+// files stop keeping theirs between appends (ShardFile.park).
+const keptStages = 32
+
+// stagePool hands out stageSize buffers aligned to directAlign, and counts
+// those out.
+type stagePool struct {
+	p   sync.Pool
+	out atomic.Int64
+}
 
 func newStagePool() *stagePool {
 	sp := &stagePool{}
@@ -32,8 +41,19 @@ func newStagePool() *stagePool {
 	return sp
 }
 
-func (sp *stagePool) get() *[]byte  { return sp.p.Get().(*[]byte) }
-func (sp *stagePool) put(b *[]byte) { sp.p.Put(b) }
+func (sp *stagePool) get() *[]byte {
+	sp.out.Add(1)
+	return sp.p.Get().(*[]byte)
+}
+
+func (sp *stagePool) put(b *[]byte) {
+	sp.out.Add(-1)
+	sp.p.Put(b)
+}
+
+// crowded says whether so many stages are out that a file should not keep
+// its own between appends.
+func (sp *stagePool) crowded() bool { return sp.out.Load() > keptStages }
 
 // alignedBuf returns n bytes starting at a directAlign boundary.
 func alignedBuf(n int) []byte {
@@ -49,12 +69,13 @@ func alignedBuf(n int) []byte {
 // where the previous one ended) are staged in an aligned buffer and reach
 // the disk as large O_DIRECT writes, bypassing the page cache: a large
 // object's bytes are copied once into the buffer instead of into the page
-// cache, and the later flush has no dirty pages to write. The staging
-// buffer is held only during a WriteAt: each append writes out the whole
-// pages it completes, and the unaligned rest (under a page) waits for the
-// next one in a page of the file's own, so that many files open for
-// writing share a few staging buffers instead of holding one each. The
-// first page
+// cache, and the later flush has no dirty pages to write. While few files
+// are being written, each keeps its staging buffer and writes it out when
+// full; once more than keptStages are out, a file holds one only during a
+// WriteAt: each append writes out the whole pages it completes, and the
+// unaligned rest (under a page) waits for the next one in a page of the
+// file's own, so that many files open for writing share a few staging
+// buffers instead of holding one each. The first page
 // (the shard header) is held back and written by Close, last, so rewrites
 // of the header land in memory and a file whose write did not finish
 // starts with zeros. Any other write pattern, and a filesystem that
@@ -154,9 +175,11 @@ func (s *ShardFile) append(p []byte) (int, error) {
 }
 
 // park writes out the whole pages staged in a buffer of the pool and moves
-// the rest, under a page, to the small stage, giving the buffer back.
+// the rest, under a page, to the small stage, giving the buffer back, when
+// the pool is crowded; otherwise the file keeps the buffer, to write it
+// out whole once full.
 func (s *ShardFile) park() error {
-	if s.stage == s.small {
+	if s.stage == s.small || !s.pool.crowded() {
 		return nil
 	}
 	if aligned := s.n &^ (directAlign - 1); aligned > 0 {
