@@ -56,6 +56,9 @@ func BenchmarkPut(b *testing.B) {
 						}
 					}
 				})
+				// The most block-buffer memory the puts held at once
+				// (bounded by Options.WriteBuffers).
+				b.ReportMetric(float64(s.writeBufs.Peak()), "buffer-peak-B")
 			})
 		}
 	}

@@ -77,6 +77,13 @@ type Options struct {
 	// large objects read more than once (objstore/blockcache), so that hot
 	// reads skip the shards; zero turns the cache off.
 	ReadCacheSize int64
+	// WriteBuffers is the memory, in bytes, that the erasure block
+	// buffers of all writes in flight may hold together (one buffer is a
+	// block's k+m shards, about 2 MiB for 1 MiB blocks on 2+2): a write
+	// waits for its next buffer while they are all taken, so concurrent
+	// writes share them instead of each holding its own pipeline. Zero
+	// means 64 MiB; negative means no bound.
+	WriteBuffers int64
 	// NoBackground disables the cleaner, healer and lifecycle goroutines
 	// (offline tools and tests that drive them by hand).
 	NoBackground bool
@@ -97,6 +104,7 @@ const (
 	defaultPackMaxSize     = 128 << 10
 	defaultPackSegmentSize = 256 << 20
 	defaultDriveCount      = 4
+	defaultWriteBuffers    = 64 << 20
 )
 
 func (o Options) withDefaults() Options {
@@ -111,6 +119,9 @@ func (o Options) withDefaults() Options {
 	}
 	if o.MinPartSize == 0 {
 		o.MinPartSize = defaultMinPartSize
+	}
+	if o.WriteBuffers == 0 {
+		o.WriteBuffers = defaultWriteBuffers
 	}
 	if o.CleanerInterval == 0 {
 		o.CleanerInterval = 30 * time.Second

@@ -53,8 +53,9 @@ type Store struct {
 
 	pending pendingSet // asynchronous puts not yet committed
 
-	md5srv      md5simd.Server // multi-stream MD5 for concurrent large writes
-	largeWrites atomic.Int32   // large writes in flight
+	md5srv      md5simd.Server  // multi-stream MD5 for concurrent large writes
+	largeWrites atomic.Int32    // large writes in flight
+	writeBufs   *erasure.Budget // bounds the block buffers of writes; nil: no bound
 
 	cache    *blockcache.Cache // nil when Options.ReadCacheSize is 0
 	cacheLog zerolog.Logger    // log, sampled: cache errors come per block
@@ -130,6 +131,9 @@ func openIndexed(ctx context.Context, opt Options) (*Store, error) {
 		cleanWake: make(chan struct{}, 1),
 		stopBG:    func() {},
 		md5srv:    md5simd.NewServer(),
+	}
+	if opt.WriteBuffers > 0 {
+		s.writeBufs = erasure.NewBudget(opt.WriteBuffers)
 	}
 	if err := s.loadLayout(ctx); err != nil {
 		s.md5srv.Close()

@@ -118,6 +118,7 @@ func (s *Store) writeData(ctx context.Context, bucket, key string, body io.Reade
 		cleanup()
 		return nil, nil, wrapWriteErr(err)
 	}
+	s.limitBuffers(w)
 	if tee := s.teeToCache(name, size); tee != nil {
 		w.TeeBlocks(tee)
 	}
@@ -166,6 +167,14 @@ func (s *Store) writeData(ctx context.Context, bucket, key string, body io.Reade
 		shards: shards,
 		quorum: quorum,
 	}, h.Sum(nil), nil
+}
+
+// limitBuffers makes w take its block buffers from the store's budget
+// (Options.WriteBuffers), if it has one.
+func (s *Store) limitBuffers(w *erasure.Writer) {
+	if s.writeBufs != nil {
+		w.UseBudget(s.writeBufs)
+	}
 }
 
 // simdMinSize is the body size from which ETags are hashed on md5-simd's
@@ -225,6 +234,7 @@ func (s *Store) writePacked(ctx context.Context, bucket, key string, body io.Rea
 	if err != nil {
 		return nil, nil, wrapWriteErr(err)
 	}
+	s.limitBuffers(w)
 	n, err := encodeBody(w, body, size, h, wantMD5)
 	if err != nil {
 		return nil, nil, err

@@ -12,6 +12,7 @@ import (
 
 func TestParseArgs(t *testing.T) {
 	store := func(data string) storeFlags { return storeFlags{Data: data, Parity: -1} }
+	mem := memoryFlags{WriteBuffers: "64MiB", Limit: "auto"}
 	tests := []struct {
 		name      string
 		args      []string
@@ -22,15 +23,16 @@ func TestParseArgs(t *testing.T) {
 	}{
 		// serve
 		{name: "serve minimal", args: []string{"serve", "--data", "/d"},
-			wantName: "serve", wantOpts: serveOptions{Store: store("/d"), Address: "127.0.0.1:9000", MountOpt: mountFlags{AttrTimeout: time.Second}, Log: logFlags{Level: "info"}, ReadCache: readCacheFlag{Size: "auto"}}},
+			wantName: "serve", wantOpts: serveOptions{Store: store("/d"), Address: "127.0.0.1:9000", MountOpt: mountFlags{AttrTimeout: time.Second}, Log: logFlags{Level: "info"}, ReadCache: readCacheFlag{Size: "auto"}, Memory: mem}},
 		{name: "serve everything", args: []string{"serve", "--data=/d", "--drives", "6", "--parity", "2",
-			"--address", "0.0.0.0:9100", "--mount", "/mnt/cairn", "--attr-timeout", "1h", "--log-level", "debug", "--read-cache", "512MiB"},
+			"--address", "0.0.0.0:9100", "--mount", "/mnt/cairn", "--attr-timeout", "1h", "--log-level", "debug", "--read-cache", "512MiB",
+			"--write-buffers", "32MiB", "--memory-limit", "1GiB"},
 			wantName: "serve", wantLevel: "debug",
 			wantOpts: serveOptions{Store: storeFlags{Data: "/d", Drives: 6, Parity: 2}, Address: "0.0.0.0:9100",
-				Mount: "/mnt/cairn", MountOpt: mountFlags{AttrTimeout: time.Hour}, Log: logFlags{Level: "debug"}, ReadCache: readCacheFlag{Size: "512MiB"}}},
+				Mount: "/mnt/cairn", MountOpt: mountFlags{AttrTimeout: time.Hour}, Log: logFlags{Level: "debug"}, ReadCache: readCacheFlag{Size: "512MiB"}, Memory: memoryFlags{WriteBuffers: "32MiB", Limit: "1GiB"}}},
 		{name: "serve repeated drive", args: []string{"serve", "-data", "/d", "--drive", "/a", "--drive", "/b", "--parity", "0"},
 			wantName: "serve", wantOpts: serveOptions{Store: storeFlags{Data: "/d", Drive: []string{"/a", "/b"}, Parity: 0},
-				Address: "127.0.0.1:9000", MountOpt: mountFlags{AttrTimeout: time.Second}, Log: logFlags{Level: "info"}, ReadCache: readCacheFlag{Size: "auto"}}},
+				Address: "127.0.0.1:9000", MountOpt: mountFlags{AttrTimeout: time.Second}, Log: logFlags{Level: "info"}, ReadCache: readCacheFlag{Size: "auto"}, Memory: mem}},
 		{name: "serve without data", args: []string{"serve"}, wantErr: "--data is required"},
 		{name: "serve unknown flag", args: []string{"serve", "--data", "/d", "--bogus"}, wantErr: "flag provided but not defined: -bogus"},
 		{name: "serve drives and drive", args: []string{"serve", "--data", "/d", "--drives", "2", "--drive", "/a"}, wantErr: "either --drives or --drive"},
@@ -38,6 +40,8 @@ func TestParseArgs(t *testing.T) {
 		{name: "serve parity too low", args: []string{"serve", "--data", "/d", "--parity", "-2"}, wantErr: "--parity must be -1"},
 		{name: "serve parity not a number", args: []string{"serve", "--data", "/d", "--parity", "two"}, wantErr: "invalid value \"two\" for flag -parity"},
 		{name: "serve bad read cache", args: []string{"serve", "--data", "/d", "--read-cache", "lots"}, wantErr: "--read-cache \"lots\""},
+		{name: "serve bad write buffers", args: []string{"serve", "--data", "/d", "--write-buffers", "-5"}, wantErr: "--write-buffers \"-5\""},
+		{name: "serve bad memory limit", args: []string{"serve", "--data", "/d", "--memory-limit", "big"}, wantErr: "--memory-limit \"big\""},
 		{name: "mount has no read cache", args: []string{"mount", "--data", "/d", "--read-cache", "1GiB", "/m"}, wantErr: "flag provided but not defined: -read-cache"},
 		{name: "serve empty drive", args: []string{"serve", "--data", "/d", "--drive", ""}, wantErr: "--drive must not be empty"},
 		{name: "serve bad address", args: []string{"serve", "--data", "/d", "--address", "localhost"}, wantErr: "--address \"localhost\""},
@@ -153,6 +157,38 @@ func TestReadCacheFlag(t *testing.T) {
 			t.Errorf("auto = %d, want (0, %d]", got, maxAutoReadCache)
 		case tc.want != -1 && got != tc.want:
 			t.Errorf("%q = %d, want %d", tc.in, got, tc.want)
+		}
+	}
+}
+
+func TestMemoryFlags(t *testing.T) {
+	for _, tc := range []struct {
+		buffers, limit string
+		wantBuffers    int64 // Options.WriteBuffers
+		wantLimit      int64
+		wantErr        bool
+	}{
+		{"64MiB", "auto", 64 << 20, 256<<20 + 128<<20, false},
+		{"16MiB", "auto", 16 << 20, 256<<20 + 32<<20, false},
+		{"0", "auto", -1, 0, false}, // unbounded buffers: no automatic limit
+		{"64MiB", "0", 64 << 20, 0, false},
+		{"64MiB", "2GiB", 64 << 20, 2 << 30, false},
+		{"lots", "auto", 0, 0, true},
+		{"64MiB", "-1", 0, 0, true},
+		{"", "auto", 0, 0, true},
+	} {
+		m := memoryFlags{WriteBuffers: tc.buffers, Limit: tc.limit}
+		if err := m.check("serve"); (err != nil) != tc.wantErr {
+			t.Errorf("%q %q: check: %v", tc.buffers, tc.limit, err)
+			continue
+		}
+		if tc.wantErr {
+			continue
+		}
+		wb, _ := m.writeBuffers("serve")
+		lim, _ := m.limit("serve")
+		if wb != tc.wantBuffers || lim != tc.wantLimit {
+			t.Errorf("%q %q: write buffers %d, limit %d; want %d, %d", tc.buffers, tc.limit, wb, lim, tc.wantBuffers, tc.wantLimit)
 		}
 	}
 }

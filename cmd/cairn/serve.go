@@ -39,6 +39,7 @@ type serveOptions struct {
 	LifecycleDay      time.Duration
 	Log               logFlags
 	ReadCache         readCacheFlag
+	Memory            memoryFlags
 }
 
 func parseServe(args []string) (invocation, error) {
@@ -50,6 +51,7 @@ func parseServe(args []string) (invocation, error) {
 	fs.StringVar(&o.Mount, "mount", "", "also mount the store at this `directory` (FUSE)")
 	o.MountOpt.register(fs)
 	o.ReadCache.register(fs)
+	o.Memory.register(fs)
 	fs.DurationVar(&o.LifecycleInterval, "lifecycle-interval", 0, "how often lifecycle rules are applied (0: 1h)")
 	fs.DurationVar(&o.LifecycleDay, "lifecycle-day", 0, "the length of a lifecycle rule's day (0: 24h; shorter to rehearse rules)")
 	if help, err := parseFlags(fs, args); help != nil || err != nil {
@@ -59,6 +61,9 @@ func parseServe(args []string) (invocation, error) {
 		return invocation{}, err
 	}
 	if _, err := o.ReadCache.bytes("serve"); err != nil {
+		return invocation{}, err
+	}
+	if err := o.Memory.check("serve"); err != nil {
 		return invocation{}, err
 	}
 	if _, _, err := net.SplitHostPort(o.Address); err != nil {
@@ -77,9 +82,11 @@ func parseServe(args []string) (invocation, error) {
 func runServe(ctx context.Context, o serveOptions, d deps) (err error) {
 	logger := d.log
 	tuneGC()
+	o.Memory.applyLimit()
 	sopt := o.Store.options(logger.With().Str("component", "objstore").Logger())
 	sopt.LifecycleInterval, sopt.LifecycleDay = o.LifecycleInterval, o.LifecycleDay
 	sopt.ReadCacheSize, _ = o.ReadCache.bytes("serve") // checked when parsed
+	sopt.WriteBuffers, _ = o.Memory.writeBuffers("serve")
 	if err := sopt.Validate(); err != nil {
 		return err
 	}

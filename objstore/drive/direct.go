@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"unsafe"
 
@@ -16,12 +17,20 @@ import (
 // the page size, which covers every logical block size in use.
 const directAlign = 4096
 
-// stageSize is the size of a ShardFile's staging buffer, so of each direct
-// write.
+// stageSize is the size of a ShardFile's staging buffer, so the largest
+// direct write.
 const stageSize = 1 << 20
 
-// stagePool hands out stageSize buffers aligned to directAlign.
-type stagePool struct{ p sync.Pool }
+// keptStages is how many stages from the pool may be out before shard
+// files stop keeping theirs between appends (ShardFile.park).
+const keptStages = 32
+
+// stagePool hands out stageSize buffers aligned to directAlign, and counts
+// those out.
+type stagePool struct {
+	p   sync.Pool
+	out atomic.Int64
+}
 
 func newStagePool() *stagePool {
 	sp := &stagePool{}
@@ -32,8 +41,19 @@ func newStagePool() *stagePool {
 	return sp
 }
 
-func (sp *stagePool) get() *[]byte  { return sp.p.Get().(*[]byte) }
-func (sp *stagePool) put(b *[]byte) { sp.p.Put(b) }
+func (sp *stagePool) get() *[]byte {
+	sp.out.Add(1)
+	return sp.p.Get().(*[]byte)
+}
+
+func (sp *stagePool) put(b *[]byte) {
+	sp.out.Add(-1)
+	sp.p.Put(b)
+}
+
+// crowded says whether so many stages are out that a file should not keep
+// its own between appends.
+func (sp *stagePool) crowded() bool { return sp.out.Load() > keptStages }
 
 // alignedBuf returns n bytes starting at a directAlign boundary.
 func alignedBuf(n int) []byte {
@@ -49,7 +69,13 @@ func alignedBuf(n int) []byte {
 // where the previous one ended) are staged in an aligned buffer and reach
 // the disk as large O_DIRECT writes, bypassing the page cache: a large
 // object's bytes are copied once into the buffer instead of into the page
-// cache, and the later flush has no dirty pages to write. The first page
+// cache, and the later flush has no dirty pages to write. While few files
+// are being written, each keeps its staging buffer and writes it out when
+// full; once more than keptStages are out, a file holds one only during a
+// WriteAt: each append writes out the whole pages it completes, and the
+// unaligned rest (under a page) waits for the next one in a page of the
+// file's own, so that many files open for writing share a few staging
+// buffers instead of holding one each. The first page
 // (the shard header) is held back and written by Close, last, so rewrites
 // of the header land in memory and a file whose write did not finish
 // starts with zeros. Any other write pattern, and a filesystem that
@@ -62,7 +88,8 @@ type ShardFile struct {
 	f     *os.File // buffered; always open
 	df    *os.File // O_DIRECT on the same file, nil when unavailable
 	pool  *stagePool
-	stage *[]byte // nil until the first staged write
+	stage *[]byte // nil until the first staged write; small or from pool
+	small *[]byte // the file's own one-page stage, between appends
 	base  int64   // file offset of the stage's first byte, aligned
 	n     int     // bytes staged
 	page0 []byte  // the file's first page, once the stage moved past it
@@ -97,11 +124,16 @@ func (s *ShardFile) WriteAt(p []byte, off int64) (int, error) {
 		return s.f.WriteAt(p, off)
 	}
 	if s.stage == nil && off == 0 && s.base == 0 && s.page0 == nil {
-		s.stage = s.pool.get() // the first write: start staging
+		b := alignedBuf(directAlign) // the first write: start staging
+		s.small, s.stage = &b, &b
 	}
 	switch end := off + int64(len(p)); {
 	case s.stage != nil && off == s.base+int64(s.n):
-		return s.append(p)
+		n, err := s.append(p)
+		if err == nil {
+			err = s.park()
+		}
+		return n, err
 	case s.stage != nil && off >= s.base && end <= s.base+int64(s.n):
 		return copy((*s.stage)[off-s.base:], p), nil // a rewrite of staged bytes
 	case s.page0 != nil && end <= directAlign:
@@ -119,8 +151,15 @@ func (s *ShardFile) WriteAt(p []byte, off int64) (int, error) {
 	return n, err
 }
 
-// append stages p at the end of the stage, writing full stages out.
+// append stages p at the end of the stage, writing full stages out. It
+// moves the staged bytes to a buffer of the pool first if they would not
+// fit the small stage.
 func (s *ShardFile) append(p []byte) (int, error) {
+	if s.stage == s.small && s.n+len(p) > len(*s.small) {
+		big := s.pool.get()
+		copy(*big, (*s.small)[:s.n])
+		s.stage = big
+	}
 	done := 0
 	for done < len(p) {
 		c := copy((*s.stage)[s.n:], p[done:])
@@ -133,6 +172,33 @@ func (s *ShardFile) append(p []byte) (int, error) {
 		}
 	}
 	return done, nil
+}
+
+// park writes out the whole pages staged in a buffer of the pool and moves
+// the rest, under a page, to the small stage, giving the buffer back, when
+// the pool is crowded; otherwise the file keeps the buffer, to write it
+// out whole once full.
+func (s *ShardFile) park() error {
+	if s.stage == s.small || !s.pool.crowded() {
+		return nil
+	}
+	if aligned := s.n &^ (directAlign - 1); aligned > 0 {
+		if err := s.writeStage(aligned); err != nil {
+			return err
+		}
+	}
+	copy(*s.small, (*s.stage)[:s.n])
+	s.pool.put(s.stage)
+	s.stage = s.small
+	return nil
+}
+
+// putStage gives a stage from the pool back.
+func (s *ShardFile) putStage() {
+	if s.stage != nil && s.stage != s.small {
+		s.pool.put(s.stage)
+	}
+	s.stage = nil
 }
 
 // writeStage writes the first n (aligned) staged bytes with O_DIRECT and
@@ -189,8 +255,7 @@ func (s *ShardFile) drain() error {
 		}
 		s.base += int64(s.n)
 		s.n = 0
-		s.pool.put(s.stage)
-		s.stage = nil
+		s.putStage()
 	}
 	if s.page0 != nil {
 		if s.err == nil {
@@ -218,10 +283,7 @@ func (s *ShardFile) Close() error {
 // Abort closes the file without writing what is staged, for a shard that
 // is about to be removed.
 func (s *ShardFile) Abort() {
-	if s.stage != nil {
-		s.pool.put(s.stage)
-		s.stage = nil
-	}
+	s.putStage()
 	s.page0 = nil
 	if s.df != nil {
 		_ = s.df.Close()

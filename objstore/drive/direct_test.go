@@ -3,6 +3,7 @@ package drive
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"math/rand/v2"
 	"os"
 	"testing"
@@ -82,12 +83,22 @@ func TestShardFileAbort(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := f.WriteAt(make([]byte, 3*directAlign), 0); err != nil {
+	// Whole pages past the first reach the file as they are appended; the
+	// held first page and the unaligned tail are what Abort must drop.
+	p := bytes.Repeat([]byte{7}, 3*directAlign+100)
+	if _, err := f.WriteAt(p, 0); err != nil {
 		t.Fatal(err)
 	}
 	f.Abort()
-	if st, err := os.Stat(d.Path("0ab")); err != nil || st.Size() != 0 {
-		t.Fatalf("aborted file: %v, %v", st, err)
+	got, err := os.ReadFile(d.Path("0ab"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) > 3*directAlign {
+		t.Fatalf("aborted file has %d bytes: the staged tail was written", len(got))
+	}
+	if n := min(len(got), directAlign); !bytes.Equal(got[:n], make([]byte, n)) {
+		t.Fatal("aborted file: the held first page was written")
 	}
 }
 
@@ -97,4 +108,54 @@ func commonPrefix(a, b []byte) int {
 		n++
 	}
 	return n
+}
+
+// TestShardFileParksStage checks that a shard file keeps its staging
+// buffer between appends only while the pool is not crowded, and that
+// either way the file ends up with every byte.
+func TestShardFileParksStage(t *testing.T) {
+	for _, crowded := range []bool{false, true} {
+		t.Run(fmt.Sprint("crowded=", crowded), func(t *testing.T) {
+			ctx := context.Background()
+			d, _, err := OpenDir(t.TempDir(), "s", 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if crowded { // other files' stages, out for the whole test
+				for range keptStages + 1 {
+					b := d.stages.get()
+					defer d.stages.put(b)
+				}
+			}
+			f, err := d.CreateShard(ctx, "0ab")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if f.df == nil {
+				f.Abort()
+				t.Skip("the filesystem refuses O_DIRECT: nothing is staged")
+			}
+			chunk := stageSize/2 + 4 // a 2+2 shard chunk of a 1 MiB block
+			want := bytes.Repeat([]byte("cairn"), (5*chunk+100)/5)
+			for off := 0; off < len(want); off += chunk {
+				end := min(off+chunk, len(want))
+				if _, err := f.WriteAt(want[off:end], int64(off)); err != nil {
+					t.Fatal(err)
+				}
+				if parked := f.stage == f.small; parked != crowded {
+					t.Fatalf("after the append at %d: stage parked %v, pool crowded %v", off, parked, crowded)
+				}
+			}
+			if err := f.Close(); err != nil {
+				t.Fatal(err)
+			}
+			got, err := os.ReadFile(d.Path("0ab"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !bytes.Equal(got, want) {
+				t.Fatalf("file differs from what was written from byte %d", commonPrefix(got, want))
+			}
+		})
+	}
 }

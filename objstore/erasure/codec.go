@@ -59,6 +59,7 @@ func (c *Codec) M() int { return c.m }
 func (c *Codec) BlockSize() int { return c.blockSize }
 
 func (c *Codec) getBuf() *[]byte  { return c.bufs.Get().(*[]byte) }
+func (c *Codec) bufLen() int      { return (c.k + c.m) * c.stride }
 func (c *Codec) putBuf(b *[]byte) { c.bufs.Put(b) }
 
 // chunk returns shard i's slot (checksum then ss shard bytes) in a block

@@ -74,7 +74,14 @@
 //     TeeBlocks hands each block's bytes to a function on that goroutine
 //     too (the store's block cache).
 //   - Memory use is bounded by a few blocks, whatever the object size.
+//     Writers given a Budget (UseBudget) together hold no more block
+//     buffers than it allows: a buffer is taken from it before it is
+//     filled and given back once its chunks are written and its
+//     observers are done, on every path, a cancelled context included
+//     (Close frees what its stopped goroutines left queued). A Writer
+//     holds at most one buffer it has not handed over, so waiting for the
+//     budget cannot deadlock.
 //
-// Codec, Reader.ReadAt and MemFile are safe for concurrent use; Writer and
-// Reader.Read/Seek are not.
+// Codec, Budget, Reader.ReadAt and MemFile are safe for concurrent use;
+// Writer and Reader.Read/Seek are not.
 package erasure

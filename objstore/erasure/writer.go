@@ -27,8 +27,9 @@ type Writer struct {
 	wg     sync.WaitGroup
 	obs    []chan obsJob // one per HashWith or TeeBlocks, each with its goroutine
 	obsWG  sync.WaitGroup
-	hashed bool // HashWith was called
-	inline bool // chunks are written on the caller's goroutine (NewInlineWriter)
+	hashed bool    // HashWith was called
+	inline bool    // chunks are written on the caller's goroutine (NewInlineWriter)
+	budget *Budget // nil: buffers are not counted (UseBudget)
 
 	mu     sync.Mutex // protects the following
 	failed []bool
@@ -36,6 +37,7 @@ type Writer struct {
 
 	// Owned by the caller's goroutine.
 	buf      *[]byte // block being filled, nil if none
+	bufCost  int64   // what buf took from the budget
 	fill     int     // object bytes in buf
 	block    int64   // index of the block being filled
 	size     int64
@@ -61,14 +63,19 @@ type obsJob struct {
 
 // inflight is a block buffer shared by the sink workers writing it.
 type inflight struct {
-	c    *Codec
-	buf  *[]byte
-	refs atomic.Int32
+	c      *Codec
+	buf    *[]byte
+	budget *Budget // given cost back once the buffer is free, if not nil
+	cost   int64
+	refs   atomic.Int32
 }
 
 func (f *inflight) release() {
 	if f.refs.Add(-1) == 0 {
 		f.c.putBuf(f.buf)
+		if f.budget != nil {
+			f.budget.release(f.cost)
+		}
 	}
 }
 
@@ -136,6 +143,17 @@ func (c *Codec) newWriter(ctx context.Context, hdr Header, sinks []io.WriterAt, 
 		return nil, err
 	}
 	return w, nil
+}
+
+// UseBudget makes the Writer take each block buffer from b before filling
+// it, waiting while b is spent (Write and ReadFrom then return ctx.Err()
+// if the Writer's context ends first), and give it back once the block is
+// written. Call it before the first Write; later calls are ignored.
+func (w *Writer) UseBudget(b *Budget) {
+	if w.size > 0 || w.buf != nil {
+		return
+	}
+	w.budget = b
 }
 
 // HashWith makes the Writer pass every object byte, in order, to h (an
@@ -262,10 +280,21 @@ func (w *Writer) healthy() ([]int, error) {
 }
 
 // dispatch queues mk(i) for every healthy sink i. f's references are set
-// to the number of jobs plus extra.
+// to the number of jobs plus extra. On error the references of the jobs
+// not queued and the extra ones are dropped, so that f is freed once the
+// queued jobs are done.
 func (w *Writer) dispatch(mk func(i int) sinkJob, f *inflight, extra int) error {
+	drop := func(n int) {
+		for range n {
+			f.release()
+		}
+	}
 	ok, err := w.healthy()
 	if err != nil {
+		if f != nil {
+			f.refs.Store(1)
+			f.release()
+		}
 		return err
 	}
 	if f != nil {
@@ -277,10 +306,13 @@ func (w *Writer) dispatch(mk func(i int) sinkJob, f *inflight, extra int) error 
 		}
 		return nil
 	}
-	for _, i := range ok {
+	for n, i := range ok {
 		select {
 		case w.queues[i] <- mk(i):
 		case <-w.ctx.Done():
+			if f != nil {
+				drop(len(ok) - n + extra)
+			}
 			return w.ctx.Err()
 		}
 	}
@@ -303,16 +335,37 @@ func (w *Writer) usable() error {
 }
 
 // space returns where the next object bytes of the current block go: the
-// rest of the current data shard. Full blocks are laid out in place.
-func (w *Writer) space() []byte {
+// rest of the current data shard. Full blocks are laid out in place. A
+// new block buffer is taken from the budget first, if there is one.
+func (w *Writer) space() ([]byte, error) {
 	if w.buf == nil {
+		if w.budget != nil {
+			cost, err := w.budget.acquire(w.ctx, int64(w.c.bufLen()))
+			if err != nil {
+				w.err = err
+				return nil, err
+			}
+			w.bufCost = cost
+		}
 		w.buf = w.c.getBuf()
 	}
 	c := w.c
 	j, pos := w.fill/c.shardSize, w.fill%c.shardSize
 	avail := min(c.shardSize-pos, c.blockSize-w.fill)
 	off := j*c.stride + checksumLen + pos
-	return (*w.buf)[off : off+avail]
+	return (*w.buf)[off : off+avail], nil
+}
+
+// dropBuf frees the block being filled, when it will not be written.
+func (w *Writer) dropBuf() {
+	if w.buf == nil {
+		return
+	}
+	w.c.putBuf(w.buf)
+	if w.budget != nil {
+		w.budget.release(w.bufCost)
+	}
+	w.buf, w.bufCost, w.fill = nil, 0, 0
 }
 
 // advance accounts for n bytes copied into space() and ships a full block.
@@ -336,7 +389,11 @@ func (w *Writer) Write(p []byte) (int, error) {
 	}
 	n := 0
 	for n < len(p) {
-		c := copy(w.space(), p[n:])
+		sp, err := w.space()
+		if err != nil {
+			return n, err
+		}
+		c := copy(sp, p[n:])
 		n += c
 		if err := w.advance(c); err != nil {
 			return n, err
@@ -353,7 +410,11 @@ func (w *Writer) ReadFrom(r io.Reader) (int64, error) {
 		if err := w.usable(); err != nil {
 			return total, err
 		}
-		n, rerr := r.Read(w.space())
+		sp, err := w.space()
+		if err != nil {
+			return total, err
+		}
+		n, rerr := r.Read(sp)
 		total += int64(n)
 		if err := w.advance(n); err != nil {
 			return total, err
@@ -389,9 +450,9 @@ func (w *Writer) flush() error {
 		}
 	}
 	off := w.hdrLen + w.block*int64(c.stride) // every earlier block was full
-	f := &inflight{c: c, buf: w.buf}
+	f := &inflight{c: c, buf: w.buf, budget: w.budget, cost: w.bufCost}
 	block := w.block
-	w.buf, w.fill = nil, 0
+	w.buf, w.bufCost, w.fill = nil, 0, 0
 	w.block++
 	extra := len(w.obs)
 	err := w.dispatch(func(i int) sinkJob {
@@ -404,10 +465,13 @@ func (w *Writer) flush() error {
 	for i := 0; i < c.k && i*ss < l; i++ {
 		parts = append(parts, shards[i][:min(ss, l-i*ss)])
 	}
-	for _, q := range w.obs {
+	for n, q := range w.obs {
 		select {
 		case q <- obsJob{block: block, parts: parts, buf: f}:
 		case <-w.ctx.Done():
+			for range len(w.obs) - n {
+				f.release()
+			}
 			return w.ctx.Err()
 		}
 	}
@@ -442,6 +506,7 @@ func (w *Writer) Close() error {
 	if err == nil && w.fill > 0 {
 		err = w.flush()
 	}
+	w.dropBuf() // a block not flushed: after an error, or with nothing in it
 	w.closed = true
 	for _, q := range w.queues {
 		if q != nil {
@@ -453,6 +518,7 @@ func (w *Writer) Close() error {
 	}
 	w.obsWG.Wait()
 	w.wg.Wait()
+	w.drainQueues()
 	if err == nil {
 		err = w.ctx.Err()
 	}
@@ -461,6 +527,26 @@ func (w *Writer) Close() error {
 	}
 	w.closeErr = err
 	return err
+}
+
+// drainQueues frees the buffers of jobs left in the (closed) queues by
+// goroutines that stopped early, their context done.
+func (w *Writer) drainQueues() {
+	for _, q := range w.queues {
+		if q == nil {
+			continue // a sink unavailable from the start, or an inline Writer
+		}
+		for j := range q {
+			if j.buf != nil {
+				j.buf.release()
+			}
+		}
+	}
+	for _, q := range w.obs {
+		for j := range q {
+			j.buf.release()
+		}
+	}
 }
 
 // finish rewrites the headers of the healthy shards with the final size.
