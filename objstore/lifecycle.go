@@ -98,7 +98,9 @@ func (s *Store) runLifecycle(ctx context.Context) {
 // ExpireObjects applies the Expiration rules of bucket lifecycles: every
 // current version under a rule's prefix last modified more than its days
 // before now is deleted as a DELETE without version id would (a delete
-// marker in a versioned bucket). It returns how many keys it expired.
+// marker in a versioned bucket). A locked version is never removed (an
+// unversioned key under lock is skipped; lock.go). It returns how many
+// keys it expired.
 func (s *Store) ExpireObjects(ctx context.Context, now time.Time) (int, error) {
 	type target struct {
 		bucket, key string
@@ -134,6 +136,9 @@ func (s *Store) ExpireObjects(ctx context.Context, now time.Time) (int, error) {
 		}
 		seen[[2]string{t.bucket, t.key}] = true
 		expired, err := s.expireKey(ctx, t.bucket, t.key, t.cutoff)
+		if errIs(err, ErrObjectLocked) {
+			continue // object lock outranks the lifecycle: the version stays
+		}
 		if err != nil {
 			return n, err
 		}
