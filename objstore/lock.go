@@ -64,16 +64,16 @@ func validRetention(r Retention) error {
 }
 
 // checkRetentionChange fails with ErrObjectLocked when replacing cur by
-// next at now would weaken an active retention: remove it, bring its date
-// forward, or turn COMPLIANCE into GOVERNANCE. A GOVERNANCE retention may
-// be weakened with bypassGovernance; a COMPLIANCE one never.
+// next at now would change an active retention other than by lengthening
+// it in the same mode: remove it, bring its date forward or change its
+// mode. A GOVERNANCE retention may be changed so with bypassGovernance
+// (S3 asks for the bypass even to turn GOVERNANCE into COMPLIANCE); a
+// COMPLIANCE one never.
 func checkRetentionChange(cur, next Retention, now time.Time, bypassGovernance bool) error {
 	if !cur.Locked(now) || (cur.Mode == next.Mode && cur.Until.Equal(next.Until)) {
 		return nil
 	}
-	weaker := next.Mode == "" || next.Until.Before(cur.Until) ||
-		(cur.Mode == RetentionCompliance && next.Mode != RetentionCompliance)
-	if !weaker {
+	if next.Mode == cur.Mode && !next.Until.Before(cur.Until) {
 		return nil
 	}
 	if cur.Mode == RetentionGovernance && bypassGovernance {
