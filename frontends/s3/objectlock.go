@@ -428,9 +428,12 @@ func parseLockHeaders(h http.Header, now time.Time) (lockHeaderValues, error) {
 
 // hasChecksum reports whether a write carries an integrity check S3
 // accepts for Object Lock parameters: Content-MD5, an x-amz-checksum-*
-// value (header or trailer) or x-amz-sdk-checksum-algorithm.
+// value (header or trailer) or x-amz-sdk-checksum-algorithm. Cairn also
+// takes a signed payload hash (x-amz-content-sha256 of the whole body,
+// which the signature check verifies): aws-sdk-go-v2 sends no other
+// checksum over plain HTTP.
 func hasChecksum(h http.Header) bool {
-	if h.Get("Content-MD5") != "" || h.Get("x-amz-sdk-checksum-algorithm") != "" ||
+	if h.Get("Content-MD5") != "" || h.Get("x-amz-sdk-checksum-algorithm") != "" || isSHA256Hex(h.Get("x-amz-content-sha256")) ||
 		strings.Contains(strings.ToLower(h.Get("x-amz-trailer")), "x-amz-checksum-") {
 		return true
 	}
@@ -440,6 +443,18 @@ func hasChecksum(h http.Header) bool {
 		}
 	}
 	return false
+}
+
+func isSHA256Hex(s string) bool {
+	if len(s) != 64 {
+		return false
+	}
+	for _, c := range s {
+		if !('0' <= c && c <= '9' || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F') {
+			return false
+		}
+	}
+	return true
 }
 
 // lockAttrs keeps the retention and legal hold of a write's

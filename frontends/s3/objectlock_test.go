@@ -167,6 +167,8 @@ func TestHasChecksum(t *testing.T) {
 		{map[string]string{"x-amz-trailer": "x-amz-checksum-crc64nvme"}, true},
 		{map[string]string{"x-amz-checksum-type": "FULL_OBJECT"}, false},
 		{map[string]string{"x-amz-content-sha256": "UNSIGNED-PAYLOAD"}, false},
+		{map[string]string{"x-amz-content-sha256": "STREAMING-AWS4-HMAC-SHA256-PAYLOAD"}, false},
+		{map[string]string{"x-amz-content-sha256": "2d711642b726b04401627ca9fbac32f5c8530fb1903cc4db02258717921a4881"}, true},
 	} {
 		h := http.Header{}
 		for k, v := range tc.h {
