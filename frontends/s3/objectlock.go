@@ -1,6 +1,7 @@
 package s3
 
 import (
+	"encoding/hex"
 	"encoding/xml"
 	"fmt"
 	"net/http"
@@ -449,12 +450,8 @@ func isSHA256Hex(s string) bool {
 	if len(s) != 64 {
 		return false
 	}
-	for _, c := range s {
-		if !('0' <= c && c <= '9' || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F') {
-			return false
-		}
-	}
-	return true
+	_, err := hex.DecodeString(s)
+	return err == nil
 }
 
 // lockAttrs keeps the retention and legal hold of a write's

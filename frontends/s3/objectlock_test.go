@@ -13,7 +13,9 @@ func lockConf(rule string) string {
 }
 
 func TestParseLockConfig(t *testing.T) {
-	rule := func(inner string) string { return lockConf("<Rule><DefaultRetention>" + inner + "</DefaultRetention></Rule>") }
+	rule := func(inner string) string {
+		return lockConf("<Rule><DefaultRetention>" + inner + "</DefaultRetention></Rule>")
+	}
 	for _, tc := range []struct {
 		name string
 		body string
