@@ -149,6 +149,15 @@ func TestS3ObjectLock(t *testing.T) {
 		conf.ObjectLockConfiguration.Rule.DefaultRetention.Mode != "GOVERNANCE" {
 		t.Fatalf("lock configuration: %+v %v", conf, err)
 	}
+	// A PUT given the default retention needs a checksum too.
+	raw = newRaw(t, "PUT", objectURL(s, "locked", "nosum"), []byte("abc"))
+	raw.Header.Set("X-Amz-Content-Sha256", "UNSIGNED-PAYLOAD")
+	if err := signer.SignHTTP(ctx, aws.Credentials{AccessKeyID: s3User, SecretAccessKey: s3Secret}, raw, "UNSIGNED-PAYLOAD", "s3", s3Region, time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	if r := doRaw(t, raw); r.status != 400 || r.code != "InvalidRequest" {
+		t.Fatalf("PUT under a default retention with no checksum: %d %s", r.status, r.code)
+	}
 	before := time.Now()
 	v1 := put("locked", "doc", nil)
 	h, err := c.HeadObject(ctx, &s3.HeadObjectInput{Bucket: aws.String("locked"), Key: aws.String("doc")})

@@ -457,7 +457,8 @@ func isSHA256Hex(s string) bool {
 // lockAttrs keeps the retention and legal hold of a write's
 // x-amz-object-lock-* headers or, without retention headers, the bucket's
 // default retention. Lock headers need a bucket with object lock, and a
-// PutObject carrying them a checksum.
+// PutObject carrying them, or given a default retention, a checksum (as
+// AWS, which refuses such a PUT without Content-MD5 or x-amz-checksum-*).
 func (s *Server) lockAttrs(req *request, a *objstore.Attrs) error {
 	now := time.Now()
 	v, err := parseLockHeaders(req.Header, now)
@@ -469,7 +470,13 @@ func (s *Server) lockAttrs(req *request, a *objstore.Attrs) error {
 		if err != nil || !b.ObjectLock {
 			return nil // a missing bucket is the write's own error to report
 		}
-		return applyDefault(b, a, now)
+		if err := applyDefault(b, a, now); err != nil {
+			return err
+		}
+		if a.Retention.Mode != "" && req.api == "PutObject" && !hasChecksum(req.Header) {
+			return errLockChecksum
+		}
+		return nil
 	}
 	b, err := s.lockBucket(req)
 	if err != nil {
