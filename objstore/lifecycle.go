@@ -163,14 +163,14 @@ func (s *Store) expireKey(ctx context.Context, bucket, key string, cutoff time.T
 		if err != nil || cur == nil || !cur.ModTime.Before(cutoff) {
 			return err
 		}
-		expired = true
 		_, err = deleteCurrent(tx, b, key)
+		expired = err == nil // a locked key (ErrObjectLocked) is not expired
 		return err
 	})
 	if err != nil && errIs(err, ErrNoSuchBucket) {
 		return false, nil
 	}
-	if expired {
+	if expired && err == nil {
 		s.notify(Event{Op: OpDelete, Bucket: bucket, Key: key})
 	}
 	return expired, err

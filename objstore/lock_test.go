@@ -188,8 +188,16 @@ func TestLockedNullVersionStays(t *testing.T) {
 	if err := s.SetLifecycle(ctx, "plain", []LifecycleRule{{ID: "x", Prefix: "logs/", Enabled: true, ExpirationDays: 1}}); err != nil {
 		t.Fatal(err)
 	}
+	wctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	events := s.Watch(wctx, "plain", "")
 	if n, err := s.ExpireObjects(ctx, time.Now().Add(48*time.Hour)); err != nil || n != 0 {
 		t.Fatalf("expire: %d %v", n, err)
+	}
+	select { // notify is synchronous: an event would be queued by now
+	case e := <-events:
+		t.Fatalf("the lifecycle announced %+v for a key it did not expire", e)
+	default:
 	}
 	if got := readAll(t, s, "plain", "logs/k", GetOptions{}); string(got) != "held" {
 		t.Fatalf("read %q", got)
