@@ -32,6 +32,9 @@ func errnoTable() []errnoMapping {
 		// Too many keys for one index transaction: a rename of a very
 		// large directory on an index with bounded transactions.
 		{objstore.ErrTooManyChanges, syscall.E2BIG},
+		// Object lock: removing or overwriting a locked version.
+		{objstore.ErrObjectLocked, syscall.EPERM},
+		{objstore.ErrInvalidBucketState, syscall.EPERM},
 	}
 }
 

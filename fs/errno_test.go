@@ -115,6 +115,7 @@ func TestErrnoTableCoversSentinels(t *testing.T) {
 		"ErrQuorumLost": objstore.ErrQuorumLost, "ErrDataCorrupt": objstore.ErrDataCorrupt,
 		"ErrInternal": objstore.ErrInternal, "ErrClosed": objstore.ErrClosed,
 		"ErrTooManyChanges": objstore.ErrTooManyChanges,
+		"ErrObjectLocked":   objstore.ErrObjectLocked, "ErrInvalidBucketState": objstore.ErrInvalidBucketState,
 	}
 	// The multipart sentinels: the mount never makes multipart uploads
 	// (it writes whole objects with Put), so meeting one is a bug of the

@@ -132,7 +132,7 @@ func TestAttrsFollowTheirVersion(t *testing.T) {
 func TestBucketConfig(t *testing.T) {
 	s, _ := newTestStore(t, 4, 1)
 	ctx := context.Background()
-	mustBucket(t, s, "b")
+	mustBucket(t, s, "docs")
 	for _, step := range []struct {
 		name string
 		doc  []byte
@@ -142,10 +142,10 @@ func TestBucketConfig(t *testing.T) {
 		{"policy", []byte(`{"Statement":[]}`), map[string]string{"cors": "<CORS/>", "policy": `{"Statement":[]}`}},
 		{"cors", nil, map[string]string{"policy": `{"Statement":[]}`}},
 	} {
-		if err := s.SetBucketConfig(ctx, "b", step.name, step.doc); err != nil {
+		if err := s.SetBucketConfig(ctx, "docs", step.name, step.doc); err != nil {
 			t.Fatal(err)
 		}
-		b, err := s.HeadBucket(ctx, "b")
+		b, err := s.HeadBucket(ctx, "docs")
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -129,13 +129,30 @@ func (s *Store) SetBucketConfig(ctx context.Context, bucket, name string, doc []
 }
 
 // SetVersioning turns versioning on ("Enabled") or suspends it
-// ("Suspended"). A bucket never returns to unversioned.
+// ("Suspended"). A bucket never returns to unversioned, and a bucket with
+// object lock cannot be suspended (ErrInvalidBucketState).
 func (s *Store) SetVersioning(ctx context.Context, name, state string) error {
 	if state != VersioningEnabled && state != VersioningSuspended {
 		return fmt.Errorf("%w: versioning status %q", ErrInvalidArgument, state)
 	}
 	return s.updateBucket(ctx, name, func(b *meta.Bucket) error {
+		if b.ObjectLock && state != VersioningEnabled {
+			return fmt.Errorf("%w: %s has object lock: versioning cannot be suspended", ErrInvalidBucketState, name)
+		}
 		b.Versioning = state
+		return nil
+	})
+}
+
+// SetObjectLock enables object lock on an existing bucket, which must have
+// versioning enabled (ErrInvalidBucketState otherwise). Object lock is
+// never disabled; enabling it again does nothing.
+func (s *Store) SetObjectLock(ctx context.Context, name string) error {
+	return s.updateBucket(ctx, name, func(b *meta.Bucket) error {
+		if b.Versioning != VersioningEnabled {
+			return fmt.Errorf("%w: %s: object lock needs versioning enabled", ErrInvalidBucketState, name)
+		}
+		b.ObjectLock = true
 		return nil
 	})
 }

@@ -12,7 +12,9 @@ import (
 // delete marker becomes the newest version; suspended, a null delete
 // marker replaces the null version. Deleting an absent key succeeds. With
 // opt.VersionID that version is removed for good (ErrNoSuchVersion when
-// unknown) and the next newest becomes current.
+// unknown) and the next newest becomes current. A version under object
+// lock is never removed (ErrObjectLocked; see lock.go): GOVERNANCE
+// retention gives way to opt.BypassGovernance, nothing else does.
 func (s *Store) Delete(ctx context.Context, bucket, key string, opt DeleteOptions) (DeleteResult, error) {
 	if err := s.pending.waitKey(ctx, bucket, key); err != nil {
 		return DeleteResult{}, err
@@ -44,6 +46,9 @@ func (s *Store) Delete(ctx context.Context, bucket, key string, opt DeleteOption
 			if err != nil {
 				return err
 			}
+			if err := checkRemovable(v, key, time.Now(), opt.BypassGovernance); err != nil {
+				return err
+			}
 			res = DeleteResult{VersionID: v.VersionID, DeleteMarker: v.DeleteMarker}
 			return removeVersion(tx, bucket, key, v)
 		}
@@ -64,6 +69,12 @@ func deleteCurrent(tx meta.Tx, b *meta.Bucket, key string) (DeleteResult, error)
 		vs, err := keyVersions(tx, b.Name, key)
 		if err != nil {
 			return DeleteResult{}, err
+		}
+		now := time.Now()
+		for i := range vs {
+			if err := checkRemovable(&vs[i], key, now, false); err != nil {
+				return DeleteResult{}, err
+			}
 		}
 		for i := range vs {
 			if err := dropRefs(tx, vs[i].Segments); err != nil {

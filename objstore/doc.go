@@ -72,6 +72,18 @@
 // and pack segment files the index does not know. Each Open starts a new
 // pack segment, so a torn append of a crashed run is never written over.
 //
+// # Object lock
+//
+// A version under a retention not yet over, or under a legal hold, is
+// never removed from the index, whatever removes it (a DELETE by version
+// id, a null-version overwrite, a DELETE in an unversioned bucket, the
+// lifecycle): lock.go's checkRemovable refuses it with ErrObjectLocked
+// in the same transaction; only GOVERNANCE retention gives way, to
+// DeleteOptions.BypassGovernance. Retention is only lengthened without
+// that bypass (SetRetention), and a bucket with object lock keeps its
+// versioning enabled. So the cleaner, which only frees data no version
+// references, never frees a locked version's data.
+//
 // # Readers in other processes
 //
 // With Options.ReaderGrace set (an index several processes share), the

@@ -68,6 +68,14 @@ var (
 	// etcd takes 128 writes by default); nothing was changed. Renaming a
 	// smaller prefix, or fewer keys at once, fits.
 	ErrTooManyChanges = errors.New("operation changes too many keys at once")
+	// ErrObjectLocked: the operation would remove a version under object
+	// lock (a retention period not yet over, or a legal hold), or shorten
+	// or remove a retention the lock does not let be shortened.
+	ErrObjectLocked = errors.New("object version is locked")
+	// ErrInvalidBucketState: the bucket's state does not allow the change
+	// (object lock on a bucket without versioning enabled, suspending
+	// versioning on a bucket with object lock).
+	ErrInvalidBucketState = errors.New("invalid bucket state")
 )
 
 // PartError tells which part of a complete request was rejected; it wraps

@@ -98,7 +98,9 @@ func (s *Store) runLifecycle(ctx context.Context) {
 // ExpireObjects applies the Expiration rules of bucket lifecycles: every
 // current version under a rule's prefix last modified more than its days
 // before now is deleted as a DELETE without version id would (a delete
-// marker in a versioned bucket). It returns how many keys it expired.
+// marker in a versioned bucket). A locked version is never removed (an
+// unversioned key under lock is skipped; lock.go). It returns how many
+// keys it expired.
 func (s *Store) ExpireObjects(ctx context.Context, now time.Time) (int, error) {
 	type target struct {
 		bucket, key string
@@ -134,6 +136,9 @@ func (s *Store) ExpireObjects(ctx context.Context, now time.Time) (int, error) {
 		}
 		seen[[2]string{t.bucket, t.key}] = true
 		expired, err := s.expireKey(ctx, t.bucket, t.key, t.cutoff)
+		if errIs(err, ErrObjectLocked) {
+			continue // object lock outranks the lifecycle: the version stays
+		}
 		if err != nil {
 			return n, err
 		}
@@ -158,14 +163,14 @@ func (s *Store) expireKey(ctx context.Context, bucket, key string, cutoff time.T
 		if err != nil || cur == nil || !cur.ModTime.Before(cutoff) {
 			return err
 		}
-		expired = true
 		_, err = deleteCurrent(tx, b, key)
+		expired = err == nil // a locked key (ErrObjectLocked) is not expired
 		return err
 	})
 	if err != nil && errIs(err, ErrNoSuchBucket) {
 		return false, nil
 	}
-	if expired {
+	if expired && err == nil {
 		s.notify(Event{Op: OpDelete, Bucket: bucket, Key: key})
 	}
 	return expired, err

@@ -213,6 +213,9 @@ func installVersion(tx meta.Tx, b *meta.Bucket, key string, v *meta.Version) err
 			if vs[i].VersionID != NullVersion {
 				continue
 			}
+			if err := checkRemovable(&vs[i], key, time.Now(), false); err != nil {
+				return err // a locked null version is not overwritten
+			}
 			if err := dropRefs(tx, vs[i].Segments); err != nil {
 				return err
 			}

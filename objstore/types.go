@@ -71,6 +71,10 @@ type GetOptions struct {
 type DeleteOptions struct {
 	VersionID string // delete this version permanently
 	IfMatch   string // only when the current version has this ETag
+	// BypassGovernance lets a delete by version id remove a version whose
+	// retention is GOVERNANCE (never COMPLIANCE, never a legal hold). The
+	// caller checks the requester may (s3:BypassGovernanceRetention).
+	BypassGovernance bool
 }
 
 // DeleteResult says what Delete did.

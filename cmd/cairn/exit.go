@@ -83,6 +83,8 @@ func exitRules() []exitRule {
 		{objstore.ErrEntityTooSmall, exitError, ""},
 		{objstore.ErrIncompleteBody, exitError, ""},
 		{objstore.ErrBadDigest, exitError, ""},
+		{objstore.ErrObjectLocked, exitError, ""},
+		{objstore.ErrInvalidBucketState, exitError, ""},
 	}
 }
 

@@ -69,7 +69,11 @@ func (s *Server) createBucket(w *recorder, req *request) error {
 	if cfg.LocationConstraint != "" && cfg.LocationConstraint != s.opt.Region {
 		return apiErr("InvalidLocationConstraint", 400, "The specified location-constraint %q is not valid; this server is %s.", cfg.LocationConstraint, s.opt.Region)
 	}
-	if err := s.store.CreateBucket(req.Context(), req.bucket, objstore.BucketOptions{Owner: req.auth.AccessKey}); err != nil {
+	lock, err := bucketLockOption(req)
+	if err != nil {
+		return err
+	}
+	if err := s.store.CreateBucket(req.Context(), req.bucket, objstore.BucketOptions{Owner: req.auth.AccessKey, ObjectLock: lock}); err != nil {
 		return err
 	}
 	w.Header().Set("Location", "/"+req.bucket)

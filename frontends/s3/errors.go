@@ -77,6 +77,9 @@ var storeErrors = []struct {
 	{objstore.ErrInternal, APIError{"InternalError", 500, "We encountered an internal error. Please try again."}},
 	{objstore.ErrClosed, APIError{"ServiceUnavailable", 503, "The server is shutting down."}},
 	{objstore.ErrTooManyChanges, APIError{"InvalidRequest", 400, "The request changes more keys at once than the server's index takes in one transaction; change fewer keys per request."}},
+	// Object lock (objectlock.go).
+	{objstore.ErrObjectLocked, APIError{"AccessDenied", 403, "Access Denied because object protected by object lock."}},
+	{objstore.ErrInvalidBucketState, APIError{"InvalidBucketState", 409, "The request is not valid with the current state of the bucket."}},
 }
 
 // authErrors maps the signature sentinels (SigV4 and SigV2).

@@ -95,6 +95,7 @@ func objstoreSentinels() map[string]error {
 		"ErrQuorumLost": objstore.ErrQuorumLost, "ErrDataCorrupt": objstore.ErrDataCorrupt,
 		"ErrInternal": objstore.ErrInternal, "ErrClosed": objstore.ErrClosed,
 		"ErrTooManyChanges": objstore.ErrTooManyChanges,
+		"ErrObjectLocked":   objstore.ErrObjectLocked, "ErrInvalidBucketState": objstore.ErrInvalidBucketState,
 	}
 }
 

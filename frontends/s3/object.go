@@ -264,8 +264,9 @@ func (s *Server) objectError(w *recorder, req *request, err error) error {
 
 func (s *Server) deleteObject(w *recorder, req *request) error {
 	res, err := s.store.Delete(req.Context(), req.bucket, req.key, objstore.DeleteOptions{
-		VersionID: req.URL.Query().Get("versionId"),
-		IfMatch:   req.Header.Get("If-Match"),
+		VersionID:        req.URL.Query().Get("versionId"),
+		IfMatch:          req.Header.Get("If-Match"),
+		BypassGovernance: s.bypassGovernance(req, req.key),
 	})
 	if err != nil {
 		return err
@@ -294,7 +295,7 @@ func (s *Server) deleteObjects(w *recorder, req *request) error {
 			res.Errors = append(res.Errors, deleteError{Key: o.Key, VersionID: o.VersionID, Code: errAccessDenied.Code, Message: errAccessDenied.Message})
 			continue
 		}
-		r, err := s.store.Delete(req.Context(), req.bucket, o.Key, objstore.DeleteOptions{VersionID: o.VersionID})
+		r, err := s.store.Delete(req.Context(), req.bucket, o.Key, objstore.DeleteOptions{VersionID: o.VersionID, BypassGovernance: s.bypassGovernance(req, o.Key)})
 		if err != nil {
 			if errors.Is(err, objstore.ErrNoSuchVersion) && o.VersionID != "" {
 				err = nil // S3 reports deleting an absent version as success

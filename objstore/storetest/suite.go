@@ -49,6 +49,7 @@ func Run(t *testing.T, e Engine) {
 		{"ReaderSurvivesOverwrite", testReaderSurvivesOverwrite},
 		{"ConcurrentWriters", testConcurrentWriters},
 		{"Watch", testWatch},
+		{"ObjectLock", testObjectLock},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
