@@ -53,7 +53,7 @@ type Server struct {
 	reqSeq   atomic.Uint64
 	hostID   string
 	access   access.Cache // parsed bucket policies and ACLs
-	bufs     sync.Pool // *[]byte of 1 MiB, for streaming GET bodies
+	bufs     sync.Pool    // *[]byte of 1 MiB, for streaming GET bodies
 	subs     struct {
 		bucket, object map[string]map[string]subroute
 	}

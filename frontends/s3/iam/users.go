@@ -30,9 +30,9 @@ var (
 // User is a stored user. Policy is a canned policy name or a JSON policy
 // document.
 type User struct {
-	AccessKey string    `json:"access_key"`
-	SecretKey string    `json:"secret_key,omitempty"`
-	Policy    string    `json:"policy"`
+	AccessKey string `json:"access_key"`
+	SecretKey string `json:"secret_key,omitempty"`
+	Policy    string `json:"policy"`
 	// Email, optional, names the user in ACL grants by email address
 	// (AmazonCustomerByEmail, x-amz-grant-*: emailAddress=).
 	Email   string    `json:"email,omitempty"`
