@@ -144,12 +144,17 @@ func (s *Server) allowed(req *request, act, bucket, key string, b *objstore.Buck
 		return ok, nil
 	}
 	info, err := s.store.Head(req.Context(), bucket, key, objstore.GetOptions{VersionID: req.URL.Query().Get("versionId")})
-	if err != nil {
-		return false, nil // an absent object is AccessDenied to whom may not list the bucket
-	}
-	in.HasObject, in.ObjectOwner = true, s.objectOwner(info, *b)
-	if in.ObjectACL, err = objectACL(info, in.ObjectOwner); err != nil {
+	switch {
+	case errors.Is(err, objstore.ErrNoSuchKey) || errors.Is(err, objstore.ErrNoSuchVersion) ||
+		errors.Is(err, objstore.ErrDeleteMarker) || errors.Is(err, objstore.ErrInvalidKey):
+		in.NoObject = true // decided on the bucket alone: its owner learns NoSuchKey, others AccessDenied
+	case err != nil:
 		return false, err
+	default:
+		in.HasObject, in.ObjectOwner = true, s.objectOwner(info, *b)
+		if in.ObjectACL, err = objectACL(info, in.ObjectOwner); err != nil {
+			return false, err
+		}
 	}
 	ok, _ = access.Decide(&in)
 	return ok, nil

@@ -28,6 +28,7 @@ type Input struct {
 	// ACL. HasObject false means they were not read (Decide then says
 	// whether reading them could change its answer).
 	HasObject   bool
+	NoObject    bool // the object was looked for and does not exist
 	ObjectOwner string
 	ObjectACL   *ACL
 
@@ -62,6 +63,21 @@ func Decide(in *Input) (allowed, needObject bool) {
 	if bp == Allow && r.Anonymous() && in.PAB.RestrictPublicBuckets && in.BucketPolicy.Public() {
 		bp = None // a public policy grants only the account's principals
 	}
+	// Object context: in a user's bucket, an object another user owns is
+	// that user's to grant; the bucket owner's policy and rights do not
+	// reach it.
+	perm, onObject := ACLPerm(r.Action)
+	if onObject && !in.AccountBucket && !in.Enforced && !in.NoObject {
+		if !in.HasObject {
+			return false, true
+		}
+		if in.ObjectOwner != in.BucketOwner {
+			if !r.Anonymous() && user != Allow {
+				return false, false
+			}
+			return in.objectACL().Perms(r, in.ObjectOwner, in.PAB.IgnorePublicAcls)&perm == perm, false
+		}
+	}
 	sameAccount := in.AccountBucket || (!r.Anonymous() && r.Principal == in.BucketOwner)
 	if sameAccount && user == Allow || bp == Allow && (sameAccount || r.Anonymous() || user == Allow) {
 		return true, false
@@ -85,15 +101,13 @@ func (in *Input) aclAllows() (ok, needObject bool) {
 	}
 	ignore := in.PAB.IgnorePublicAcls
 	if onObject {
+		if in.NoObject {
+			return false, false
+		}
 		if !in.HasObject {
 			return false, true
 		}
-		acl := in.ObjectACL
-		if acl == nil {
-			d := Default(in.ObjectOwner)
-			acl = &d
-		}
-		return acl.Perms(r, in.ObjectOwner, ignore)&need == need, false
+		return in.objectACL().Perms(r, in.ObjectOwner, ignore)&need == need, false
 	}
 	acl := in.BucketACL
 	if acl == nil {
@@ -101,6 +115,14 @@ func (in *Input) aclAllows() (ok, needObject bool) {
 		acl = &d
 	}
 	return acl.Perms(r, in.BucketOwner, ignore)&need == need, false
+}
+
+func (in *Input) objectACL() *ACL {
+	if in.ObjectACL == nil {
+		d := Default(in.ObjectOwner)
+		return &d
+	}
+	return in.ObjectACL
 }
 
 // ACLPerm is the ACL permission an action needs and whether it is the
