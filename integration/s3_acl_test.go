@@ -134,7 +134,7 @@ func TestS3ACL(t *testing.T) {
 
 	// Bucket ACLs: what bob may list and write.
 	for _, tc := range []struct {
-		canned         types.BucketCannedACL
+		canned          types.BucketCannedACL
 		bobList, bobPut bool
 	}{
 		{types.BucketCannedACLPrivate, false, false},
@@ -233,7 +233,10 @@ func TestS3ACL(t *testing.T) {
 	wantAPIError(t, "grant to an unknown id", err, "InvalidArgument", 400)
 	err = put(alice.c, "x", func(in *s3.PutObjectInput) { in.GrantRead = aws.String(`uri="http://example.com/group"`) })
 	wantAPIError(t, "grant to an unknown group", err, "InvalidArgument", 400)
-	err = put(alice.c, "x", func(in *s3.PutObjectInput) { in.GrantRead = aws.String(`id="bob"`); in.ACL = types.ObjectCannedACLPrivate })
+	err = put(alice.c, "x", func(in *s3.PutObjectInput) {
+		in.GrantRead = aws.String(`id="bob"`)
+		in.ACL = types.ObjectCannedACLPrivate
+	})
 	wantAPIError(t, "canned ACL and grant", err, "InvalidRequest", 400)
 	err = put(alice.c, "x", func(in *s3.PutObjectInput) { in.ACL = "world-writable" })
 	wantAPIError(t, "unknown canned ACL", err, "InvalidArgument", 400)

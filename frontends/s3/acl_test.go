@@ -69,7 +69,7 @@ func TestBodyACL(t *testing.T) {
 }
 
 func TestPABRecord(t *testing.T) {
-	for _, p := range []access.PAB{{}, {BlockPublicAcls: true}, {IgnorePublicAcls: true, RestrictPublicBuckets: true}, {true, true, true, true}} {
+	for _, p := range []access.PAB{{}, {BlockPublicAcls: true}, {IgnorePublicAcls: true, RestrictPublicBuckets: true}, {BlockPublicAcls: true, IgnorePublicAcls: true, BlockPublicPolicy: true, RestrictPublicBuckets: true}} {
 		if got := decodePAB(encodePAB(p)); got != p {
 			t.Errorf("%+v: round trip %+v", p, got)
 		}

@@ -6,7 +6,9 @@
 // bodies, S3 error responses (errors.go is the one place that maps store
 // and signature errors to S3 codes), request ids, the access log and the
 // S3 metrics. Signature checking and payload decoding live in the
-// sub-package sigv4.
+// sub-package sigv4; the authorization decision in the sub-package access
+// (authz.go feeds it the request, the user's policy and the bucket's
+// documents; acl.go and bucketpolicy.go keep those documents).
 //
 // It may import objstore and its own sub-packages only: never another
 // face, never objstore's internals (meta, erasure, drive).

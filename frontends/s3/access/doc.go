@@ -12,7 +12,10 @@
 //     allow (user context) AND the bucket owner must allow through the
 //     bucket policy or an ACL (bucket context), like a cross-account
 //     request. Anonymous callers have no user policy: only the bucket
-//     policy or an ACL can allow them.
+//     policy or an ACL can allow them. Object context: in a user's
+//     bucket, an object another user owns is that user's to grant (its
+//     ACL decides GetObject and the object ACL calls; the bucket owner's
+//     policy does not reach it).
 //  4. ACLs are ignored when the bucket's ownership is BucketOwnerEnforced
 //     (the owner keeps full control); public grants (AllUsers,
 //     AuthenticatedUsers) are ignored under IgnorePublicAcls; a public
