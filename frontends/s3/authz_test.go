@@ -104,6 +104,12 @@ func TestAuthorizeThroughTheFace(t *testing.T) {
 		{"alice", "PUT", "/abc?policy", `{"Statement":[]}`, nil, 400, "MalformedPolicy"},
 		{"bob", "GET", "/", "", nil, 200, ""},
 		{"alice", "GET", "/abc?policyStatus", "", nil, 200, ""},
+		{"bob", "POST", "/abc?delete", "<Delete><Object><Key>k</Key></Object></Delete>", nil, 200, ""},
+		{"alice", "GET", "/abc/k", "", nil, 404, "NoSuchKey"}, // bob's bucket WRITE grant deleted it
+		{"alice", "PUT", "/abc?acl", "", map[string]string{"x-amz-acl": "private"}, 200, ""},
+		{"alice", "PUT", "/abc/k", "x", nil, 200, ""},
+		{"bob", "POST", "/abc?delete", "<Delete><Object><Key>k</Key></Object></Delete>", nil, 200, ""},
+		{"alice", "GET", "/abc/k", "", nil, 200, ""}, // refused per key this time
 		{"alice", "GET", "/abc", "", map[string]string{"x-amz-expected-bucket-owner": "bob"}, 403, "AccessDenied"},
 	} {
 		if st, code := call(t, s, tc.who, tc.method, tc.target, []byte(tc.body), tc.header); st != tc.status || code != tc.code {
@@ -159,5 +165,23 @@ func BenchmarkFace4KiB(b *testing.B) {
 				}
 			}
 		})
+	}
+}
+
+// BenchmarkHeadBucketPolicy20 is what authorization reads per request.
+func BenchmarkHeadBucketPolicy20(b *testing.B) {
+	s, st := testServer(b)
+	if code, _ := call(b, s, "root", "PUT", "/pol", nil, nil); code != 200 {
+		b.Fatal(code)
+	}
+	if code, _ := call(b, s, "root", "PUT", "/pol?policy", []byte(policy20("pol")), nil); code != 204 {
+		b.Fatal(code)
+	}
+	ctx := context.Background()
+	b.ReportAllocs()
+	for i := 0; i < b.N; i++ {
+		if _, err := st.HeadBucket(ctx, "pol"); err != nil {
+			b.Fatal(err)
+		}
 	}
 }
