@@ -268,6 +268,11 @@ func parsePrincipals(raw json.RawMessage) (*Principals, error) {
 				if v == AccountID || v == RootARN {
 					p.account = true
 				} else {
+					// An ARN without account (arn:aws:iam:::user/x, as
+					// single-account servers such as RGW write) is ours.
+					if rest, ok := strings.CutPrefix(v, "arn:aws:iam:::"); ok {
+						v = "arn:aws:iam::" + AccountID + ":" + rest
+					}
 					p.users = append(p.users, compile(v))
 				}
 			}

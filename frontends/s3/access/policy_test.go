@@ -42,7 +42,8 @@ func TestPolicyEval(t *testing.T) {
 	  {"Effect":"Allow","Principal":{"AWS":["arn:aws:iam::000000000000:user/alice"]},"Action":["s3:Put*","s3:ListBucket"],"Resource":["arn:aws:s3:::b","arn:aws:s3:::b/*"]},
 	  {"Effect":"Deny","Principal":{"AWS":"*"},"Action":"s3:*","Resource":"arn:aws:s3:::b/secret/*"},
 	  {"Effect":"Allow","Principal":{"CanonicalUser":"carol"},"NotAction":"s3:Delete*","Resource":"arn:aws:s3:::b/*"},
-	  {"Effect":"Allow","Principal":{"AWS":"000000000000"},"Action":"s3:GetObjectAcl","NotResource":"arn:aws:s3:::b/private/*"}
+	  {"Effect":"Allow","Principal":{"AWS":"000000000000"},"Action":"s3:GetObjectAcl","NotResource":"arn:aws:s3:::b/private/*"},
+	  {"Effect":"Allow","Principal":{"AWS":"arn:aws:iam:::user/dave"},"Action":"s3:GetObject","Resource":"arn:aws:s3:::b/dave/*"}
 	]}`, Resource)
 	for _, tc := range []struct {
 		who, action, res string
@@ -62,6 +63,8 @@ func TestPolicyEval(t *testing.T) {
 		{"bob", "s3:GetObjectAcl", "arn:aws:s3:::b/k", Allow},
 		{"bob", "s3:GetObjectAcl", "arn:aws:s3:::b/private/k", None},
 		{"", "s3:GetObjectAcl", "arn:aws:s3:::b/k", None},
+		{"dave", "s3:GetObject", "arn:aws:s3:::b/dave/k", Allow},
+		{"carol", "s3:DeleteObject", "arn:aws:s3:::b/dave/k", None},
 	} {
 		r := &Request{Principal: tc.who, Action: tc.action, Resource: tc.res}
 		if got := p.Eval(r); got != tc.want {
