@@ -186,8 +186,8 @@ func minioErrors(t *testing.T, srv *server, c *minio.Client, bucket string) {
 			_, err := minioRead(callCtx(t), c, "minio-absent", "k", minio.GetObjectOptions{})
 			return err
 		}, "NoSuchBucket", 404},
-		{"object acl", func() error {
-			_, err := c.GetObjectACL(callCtx(t), bucket, "exists")
+		{"bucket notification", func() error {
+			_, err := c.GetBucketNotification(callCtx(t), bucket)
 			return err
 		}, "NotImplemented", 501},
 	} {

@@ -48,12 +48,8 @@ func sdkErrors(t *testing.T, srv *server, c *s3.Client, bucket string) {
 			_, err := c.GetObject(callCtx(t), &s3.GetObjectInput{Bucket: &bucket, Key: aws.String("absent")})
 			return err
 		}, "NoSuchKey", 404},
-		{"object acl", func() error {
-			_, err := c.GetObjectAcl(callCtx(t), &s3.GetObjectAclInput{Bucket: &bucket, Key: aws.String("exists")})
-			return err
-		}, "NotImplemented", 501},
-		{"bucket acl", func() error {
-			_, err := c.GetBucketAcl(callCtx(t), &s3.GetBucketAclInput{Bucket: &bucket})
+		{"bucket website", func() error {
+			_, err := c.GetBucketWebsite(callCtx(t), &s3.GetBucketWebsiteInput{Bucket: &bucket})
 			return err
 		}, "NotImplemented", 501},
 		{"invalid bucket name", func() error {
@@ -75,7 +71,7 @@ func sdkErrors(t *testing.T, srv *server, c *s3.Client, bucket string) {
 	}{
 		{"anonymous GET", http.MethodGet, "/" + bucket + "/exists", nil, false, 403, "AccessDenied"},
 		{"anonymous list buckets", http.MethodGet, "/", nil, false, 403, "AccessDenied"},
-		{"acl subresource", http.MethodGet, "/" + bucket + "/exists?acl", nil, true, 501, "NotImplemented"},
+		{"torrent subresource", http.MethodGet, "/" + bucket + "/exists?torrent", nil, true, 501, "NotImplemented"},
 		{"malformed DeleteObjects", http.MethodPost, "/" + bucket + "?delete", []byte("<Delete><Object><Key>a</Key></Object"), true, 400, "MalformedXML"},
 		{"DeleteObjects not XML", http.MethodPost, "/" + bucket + "?delete", []byte("this is not xml"), true, 400, "MalformedXML"},
 		{"key of 1024 bytes", http.MethodPut, "/" + bucket + "/" + oneK, []byte("x"), true, 200, ""},

@@ -74,11 +74,23 @@ func (s *Store) DeleteBucket(ctx context.Context, name string) error {
 func (s *Store) HeadBucket(ctx context.Context, name string) (BucketInfo, error) {
 	var info BucketInfo
 	err := s.idx.View(ctx, func(tx meta.Tx) error {
-		b, err := getBucket(tx, name)
+		raw, err := tx.Get(meta.Buckets, []byte(name))
 		if err != nil {
 			return err
 		}
-		info = bucketInfo(b)
+		if raw == nil {
+			return fmt.Errorf("%w: %s", ErrNoSuchBucket, name)
+		}
+		if c, ok := s.buckets.get(name, raw); ok {
+			info = c
+			return nil
+		}
+		var b meta.Bucket
+		if err := meta.Decode(raw, &b); err != nil {
+			return err
+		}
+		info = bucketInfo(&b)
+		s.buckets.put(name, raw, info)
 		return nil
 	})
 	return info, err

@@ -140,6 +140,7 @@
 //	pendingSet.mu        the pending operations by key (leaf).
 //	launcher.mu          the queued burst operations (leaf).
 //	watchers.mu          the Watch subscribers; sends never block (leaf).
+//	bucketCache.mu       the decoded bucket records of HeadBucket (leaf).
 //	blockcache.Cache.mu  the block cache's entries (leaf, its own package).
 //
 // Index transactions are not locks of the store's, but a View may run

@@ -51,6 +51,8 @@ type Store struct {
 
 	watch watchers
 
+	buckets bucketCache // decoded bucket records, checked against the index (HeadBucket)
+
 	pending pendingSet // asynchronous puts not yet committed
 
 	md5srv      md5simd.Server  // multi-stream MD5 for concurrent large writes

@@ -166,6 +166,8 @@ type BucketInfo struct {
 	Owner      string // the creator's access key; empty for the root's
 	ObjectLock bool
 	// Config holds the faces' bucket documents by name (SetBucketConfig).
+	// The documents' bytes are read-only: HeadBucket shares them between
+	// callers.
 	Config map[string][]byte
 }
 

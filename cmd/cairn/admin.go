@@ -8,7 +8,7 @@ import "github.com/rs/zerolog"
 const adminUsage = `Usage:
   cairn admin fsck --data DIR [--drives N | --drive PATH ...] [--parity M] [--json]
   cairn admin heal --data DIR [--drives N | --drive PATH ...] [--parity M] [--json]
-  cairn admin user add NAME --secret S [--policy readwrite|readonly|writeonly|@FILE] [--endpoint URL]
+  cairn admin user add NAME --secret S [--policy readwrite|readonly|writeonly|@FILE] [--email ADDR] [--endpoint URL]
   cairn admin user list [--endpoint URL]
   cairn admin user remove NAME [--endpoint URL]
   cairn admin table-bucket create NAME [--endpoint URL]

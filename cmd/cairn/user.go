@@ -26,6 +26,7 @@ type userOptions struct {
 	Name     string
 	Secret   string
 	Policy   string
+	Email    string
 	Endpoint string
 }
 
@@ -46,6 +47,7 @@ func parseUser(args []string) (invocation, error) {
 	switch o.Action {
 	case "add":
 		fs.StringVar(&o.Secret, "secret", "", "the user's secret key, 8-128 characters (required)")
+		fs.StringVar(&o.Email, "email", "", "the user's email address, for ACL grants by email (optional)")
 		fs.StringVar(&o.Policy, "policy", "readwrite", "readwrite, readonly, writeonly, or @FILE with an IAM-style JSON policy")
 	case "list", "remove":
 	default:
@@ -77,7 +79,11 @@ func runUser(ctx context.Context, o userOptions, d deps) error {
 			}
 			policy = string(raw)
 		}
-		body, _ := json.Marshal(map[string]string{"secret_key": o.Secret, "policy": policy})
+		req := map[string]string{"secret_key": o.Secret, "policy": policy}
+		if o.Email != "" {
+			req["email"] = o.Email
+		}
+		body, _ := json.Marshal(req)
 		if _, err := adminCall(ctx, http.MethodPut, base+"/"+url.PathEscape(o.Name), body); err != nil {
 			return err
 		}

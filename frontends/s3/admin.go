@@ -13,7 +13,7 @@ import (
 // with "_"), is signed like any S3 request and is for the root user only:
 //
 //	GET    /_cairn/admin/v1/users          -> {"users":[{access_key, policy, created}]}
-//	PUT    /_cairn/admin/v1/users/NAME     <- {"secret_key": "...", "policy": "readonly" | "{...json...}"}
+//	PUT    /_cairn/admin/v1/users/NAME     <- {"secret_key": "...", "policy": "readonly" | "{...json...}", "email": "optional"}
 //	DELETE /_cairn/admin/v1/users/NAME
 const adminBucket = "_cairn"
 
@@ -34,6 +34,7 @@ func (s *Server) admin(w *recorder, req *request) error {
 		var body struct {
 			SecretKey string `json:"secret_key"`
 			Policy    string `json:"policy"`
+			Email     string `json:"email"`
 		}
 		var r io.Reader = http.NoBody
 		if req.body != nil {
@@ -42,7 +43,7 @@ func (s *Server) admin(w *recorder, req *request) error {
 		if err := json.NewDecoder(io.LimitReader(r, 64<<10)).Decode(&body); err != nil {
 			return apiErr("MalformedJSON", 400, "The request body is not valid JSON: %v", err)
 		}
-		if err := s.opt.Users.Add(req.Context(), iam.User{AccessKey: name, SecretKey: body.SecretKey, Policy: body.Policy}); err != nil {
+		if err := s.opt.Users.Add(req.Context(), iam.User{AccessKey: name, SecretKey: body.SecretKey, Policy: body.Policy, Email: body.Email}); err != nil {
 			return err
 		}
 		w.WriteHeader(http.StatusOK)

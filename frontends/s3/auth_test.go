@@ -11,6 +11,8 @@ import (
 
 	"github.com/cairnstore/cairn/frontends/s3/sigv2"
 	"github.com/cairnstore/cairn/frontends/s3/sigv4"
+	"github.com/cairnstore/cairn/objstore"
+	"github.com/cairnstore/cairn/objstore/storetest"
 )
 
 const (
@@ -20,7 +22,8 @@ const (
 
 func authTestServer(t *testing.T, authorize func(accessKey, action, resource string) bool) *Server {
 	t.Helper()
-	s, err := New(nil, Options{
+	st := storetest.Open(t, objstore.Options{Dir: t.TempDir(), DriveCount: 1, Parity: -1, NoBackground: true})
+	s, err := New(st, Options{
 		Secret:    func(ak string) (string, bool) { return authTestSecret, ak == authTestKey },
 		Authorize: authorize, Domains: []string{"s3.local"},
 	})
@@ -107,7 +110,10 @@ func TestAuthenticateForms(t *testing.T) {
 // AWS answers it.
 func TestAnonymousRefused(t *testing.T) {
 	s := authTestServer(t, func(ak, _, _ string) bool { return ak != "" })
-	for _, target := range []string{"http://h/", "http://h/b", "http://h/b/k", "http://h/b?cors"} {
+	if err := s.store.CreateBucket(t.Context(), "bkt", objstore.BucketOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	for _, target := range []string{"http://h/", "http://h/bkt", "http://h/bkt/k", "http://h/bkt?cors"} {
 		w := httptest.NewRecorder()
 		s.ServeHTTP(w, httptest.NewRequest("GET", target, nil))
 		if w.Code != http.StatusForbidden || !strings.Contains(w.Body.String(), "<Code>AccessDenied</Code>") {

@@ -1,9 +1,15 @@
 package s3
 
 import (
+	"encoding/base64"
 	"encoding/xml"
+	"errors"
 	"io"
 	"net/http"
+	"strconv"
+	"strings"
+
+	"github.com/cairnstore/cairn/frontends/s3/access"
 
 	"github.com/cairnstore/cairn/objstore"
 )
@@ -42,25 +48,77 @@ func decodeXMLBytes(raw []byte, v any) error {
 	return nil
 }
 
+// owner is the caller as an S3 Owner element: the access key is both the
+// canonical ID and the display name.
 func (s *Server) owner(req *request) owner {
 	return owner{ID: req.auth.AccessKey, DisplayName: req.auth.AccessKey}
 }
 
+// ownerOf is a recorded owner ("" is the root) as an Owner element.
+func (s *Server) ownerOf(id string) owner {
+	id = s.ownerID(id)
+	return owner{ID: id, DisplayName: id}
+}
+
+type listBucketsResult struct {
+	XMLName           xml.Name     `xml:"ListAllMyBucketsResult"`
+	NS                string       `xml:"xmlns,attr"`
+	Owner             owner        `xml:"Owner"`
+	Buckets           []bucketItem `xml:"Buckets>Bucket"`
+	ContinuationToken string       `xml:"ContinuationToken,omitempty"`
+	Prefix            string       `xml:"Prefix,omitempty"`
+}
+
+// listBuckets lists the caller's buckets (the root's: all of them), in
+// name order, paged by max-buckets and continuation-token (the last name
+// of the previous page, base64url).
 func (s *Server) listBuckets(w *recorder, req *request) error {
+	q := req.URL.Query()
+	limit := 10000
+	if v := q.Get("max-buckets"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 || n > 10000 {
+			return apiErr("InvalidArgument", 400, "max-buckets must be an integer between 1 and 10000.")
+		}
+		limit = n
+	}
+	after := ""
+	if t := q.Get("continuation-token"); t != "" {
+		raw, err := base64.RawURLEncoding.DecodeString(t)
+		if err != nil {
+			return apiErr("InvalidArgument", 400, "The continuation token provided is incorrect.")
+		}
+		after = string(raw)
+	}
+	if r := q.Get("bucket-region"); r != "" && r != s.opt.Region {
+		return writeXML(w, listBucketsResult{NS: s3NS, Owner: s.owner(req), Prefix: q.Get("prefix")})
+	}
 	bs, err := s.store.ListBuckets(req.Context())
 	if err != nil {
 		return err
 	}
-	res := listAllMyBucketsResult{NS: s3NS, Owner: s.owner(req)}
+	root := s.isRoot(req.auth.AccessKey) || s.opt.Users == nil
+	res := listBucketsResult{NS: s3NS, Owner: s.owner(req), Prefix: q.Get("prefix")}
 	for _, b := range bs {
-		if s.opt.Authorize != nil && !s.opt.Authorize(req.auth.AccessKey, "s3:ListBucket", resource(b.Name, "")) {
+		if b.Name <= after || !strings.HasPrefix(b.Name, res.Prefix) {
 			continue
+		}
+		if !root && b.Owner != req.auth.AccessKey {
+			continue
+		}
+		if len(res.Buckets) == limit {
+			res.ContinuationToken = base64.RawURLEncoding.EncodeToString([]byte(res.Buckets[len(res.Buckets)-1].Name))
+			break
 		}
 		res.Buckets = append(res.Buckets, bucketItem{Name: b.Name, CreationDate: iso8601(b.Created)})
 	}
 	return writeXML(w, res)
 }
 
+// createBucket creates a bucket owned by the caller (the root's are the
+// account's: Owner ""), with the ACL of x-amz-acl or x-amz-grant-* and the
+// ownership of x-amz-object-ownership. A bucket that exists is 409:
+// BucketAlreadyOwnedByYou for its owner, BucketAlreadyExists for others.
 func (s *Server) createBucket(w *recorder, req *request) error {
 	var cfg createBucketConfiguration
 	if err := decodeXML(req, &cfg, true); err != nil {
@@ -73,12 +131,61 @@ func (s *Server) createBucket(w *recorder, req *request) error {
 	if err != nil {
 		return err
 	}
-	if err := s.store.CreateBucket(req.Context(), req.bucket, objstore.BucketOptions{Owner: req.auth.AccessKey, ObjectLock: lock}); err != nil {
+	creator := req.auth.AccessKey
+	if s.isRoot(creator) {
+		creator = ""
+	}
+	ownership := req.Header.Get("x-amz-object-ownership")
+	switch ownership {
+	case "", ownerObjectWriter, ownerPreferred, ownerEnforced:
+	default:
+		return apiErr("InvalidArgument", 400, "Invalid x-amz-object-ownership header: %s", ownership)
+	}
+	acl, hasACL, err := s.headerACL(req, s.ownerID(creator), s.ownerID(creator))
+	if err != nil {
 		return err
+	}
+	if hasACL && ownership == ownerEnforced && !ownerOnly(acl, s.ownerID(creator)) {
+		return apiErr("InvalidBucketAclWithObjectOwnership", 400, "Bucket cannot have ACLs set with ObjectOwnership's BucketOwnerEnforced setting")
+	}
+	if err := s.existing(req, creator); err != nil {
+		return err
+	}
+	if err := s.store.CreateBucket(req.Context(), req.bucket, objstore.BucketOptions{Owner: creator, ObjectLock: lock}); err != nil {
+		if errors.Is(err, objstore.ErrBucketExists) {
+			if err := s.existing(req, creator); err != nil {
+				return err
+			}
+		}
+		return err
+	}
+	if hasACL {
+		if enc := access.EncodeGrants(acl, s.ownerID(creator)); enc != "" {
+			if err := s.store.SetBucketConfig(req.Context(), req.bucket, cfgACL, []byte(enc)); err != nil {
+				return err
+			}
+		}
+	}
+	if ownership != "" {
+		if err := s.store.SetBucketConfig(req.Context(), req.bucket, cfgOwnership, []byte(ownership)); err != nil {
+			return err
+		}
 	}
 	w.Header().Set("Location", "/"+req.bucket)
 	w.WriteHeader(http.StatusOK)
 	return nil
+}
+
+// existing answers CreateBucket of a bucket that exists.
+func (s *Server) existing(req *request, creator string) error {
+	b, err := s.store.HeadBucket(req.Context(), req.bucket)
+	if err != nil {
+		return nil
+	}
+	if s.ownerID(b.Owner) == s.ownerID(creator) {
+		return errBucketOwnedByYou
+	}
+	return errBucketExists
 }
 
 func (s *Server) headBucket(w *recorder, req *request) error {

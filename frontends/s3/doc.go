@@ -8,7 +8,10 @@
 // S3 metrics. Signature checking and payload decoding live in the
 // sub-packages sigv4 and sigv2; auth.go picks one by the request's form,
 // and lets requests with no signature through as anonymous (empty access
-// key) to the same authorization as every other request.
+// key) to the same authorization as every other request. The
+// authorization decision is the sub-package access's (authz.go feeds it
+// the request, the user's policy and the bucket's documents; acl.go and
+// bucketpolicy.go keep those documents).
 //
 // It may import objstore and its own sub-packages only: never another
 // face, never objstore's internals (meta, erasure, drive).

@@ -48,6 +48,19 @@ var (
 	errStorageFull = &APIError{"InsufficientStorage", http.StatusInsufficientStorage, "The drives are full: delete objects or add space, then retry."}
 )
 
+// Access control (acl.go, bucketpolicy.go, authz.go, bucket ownership).
+var (
+	errBucketExists      = &APIError{"BucketAlreadyExists", http.StatusConflict, "The requested bucket name is not available. The bucket namespace is shared by all users of the system. Please select a different name and try again."}
+	errBucketOwnedByYou  = &APIError{"BucketAlreadyOwnedByYou", http.StatusConflict, "Your previous request to create the named bucket succeeded and you already own it."}
+	errMalformedACL      = &APIError{"MalformedACLError", http.StatusBadRequest, "The XML you provided was not well-formed or did not validate against our published schema."}
+	errACLNotSupported   = &APIError{"AccessControlListNotSupported", http.StatusBadRequest, "The bucket does not allow ACLs."}
+	errNoSuchPolicy      = &APIError{"NoSuchBucketPolicy", http.StatusNotFound, "The bucket policy does not exist."}
+	errNoSuchPAB         = &APIError{"NoSuchPublicAccessBlockConfiguration", http.StatusNotFound, "The public access block configuration was not found."}
+	errNoSuchOwnership   = &APIError{"OwnershipControlsNotFoundError", http.StatusNotFound, "The bucket ownership controls were not found."}
+	errCannedAndGrants   = &APIError{"InvalidRequest", http.StatusBadRequest, "Specifying both Canned ACLs and Header Grants is not allowed."}
+	errUnexpectedContent = &APIError{"UnexpectedContent", http.StatusBadRequest, "This request does not support content."}
+)
+
 // storeErrors maps every objstore sentinel; TestErrorTablesCoverSentinels
 // fails when one is missing.
 var storeErrors = []struct {

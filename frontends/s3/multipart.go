@@ -87,8 +87,8 @@ func (s *Server) uploadPartCopy(w *recorder, req *request) error {
 	if err != nil {
 		return err
 	}
-	if s.opt.Authorize != nil && !s.opt.Authorize(req.auth.AccessKey, "s3:GetObject", resource(sb, sk)) {
-		return errAccessDenied
+	if err := s.may(req, "s3:GetObject", sb, sk); err != nil {
+		return err
 	}
 	start, length := int64(0), int64(-1)
 	if rng := req.Header.Get("x-amz-copy-source-range"); rng != "" {

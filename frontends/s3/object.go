@@ -291,8 +291,9 @@ func (s *Server) deleteObjects(w *recorder, req *request) error {
 	}
 	res := deleteResult{NS: s3NS}
 	for _, o := range d.Objects {
-		if s.opt.Authorize != nil && !s.opt.Authorize(req.auth.AccessKey, "s3:DeleteObject", resource(req.bucket, o.Key)) {
-			res.Errors = append(res.Errors, deleteError{Key: o.Key, VersionID: o.VersionID, Code: errAccessDenied.Code, Message: errAccessDenied.Message})
+		if err := s.may(req, "s3:DeleteObject", req.bucket, o.Key); err != nil {
+			api := toAPIError(err)
+			res.Errors = append(res.Errors, deleteError{Key: o.Key, VersionID: o.VersionID, Code: api.Code, Message: api.Message})
 			continue
 		}
 		r, err := s.store.Delete(req.Context(), req.bucket, o.Key, objstore.DeleteOptions{VersionID: o.VersionID, BypassGovernance: s.bypassGovernance(req, o.Key)})
@@ -326,8 +327,8 @@ func (s *Server) copyObject(w *recorder, req *request) error {
 	if err != nil {
 		return err
 	}
-	if s.opt.Authorize != nil && !s.opt.Authorize(req.auth.AccessKey, "s3:GetObject", resource(sb, sk)) {
-		return errAccessDenied
+	if err := s.may(req, "s3:GetObject", sb, sk); err != nil {
+		return err
 	}
 	opt := objstore.CopyOptions{
 		SrcVersionID:   sv,

@@ -14,6 +14,7 @@ import (
 
 	"github.com/rs/zerolog"
 
+	"github.com/cairnstore/cairn/frontends/s3/access"
 	"github.com/cairnstore/cairn/frontends/s3/iam"
 	"github.com/cairnstore/cairn/frontends/s3/sigv4"
 	"github.com/cairnstore/cairn/internal/httpx"
@@ -24,10 +25,11 @@ import (
 type Options struct {
 	// Secret returns the secret key of an access key (false: unknown).
 	Secret func(accessKey string) (string, bool)
-	// Authorize decides whether accessKey may perform action (an IAM
-	// action name such as "s3:GetObject") on the resource
-	// ("arn:aws:s3:::bucket" or "arn:aws:s3:::bucket/key"); nil allows
-	// every authenticated request.
+	// Authorize, used only without Users, stands for the user policy:
+	// whether accessKey may perform action (an IAM action name such as
+	// "s3:GetObject") on the resource ("arn:aws:s3:::bucket" or
+	// "arn:aws:s3:::bucket/key"); nil allows every authenticated request.
+	// Bucket policies and ACLs are evaluated as well (authz.go).
 	Authorize func(accessKey, action, resource string) bool
 	// Domains are the host names under which virtual-hosted-style
 	// requests arrive (bucket.domain); path-style always works.
@@ -38,8 +40,8 @@ type Options struct {
 	Logger zerolog.Logger
 	// Metrics records request counts and latencies; nil disables them.
 	Metrics *Metrics
-	// Users, when set, is the user directory: it supplies Secret and
-	// Authorize when those are nil, and serves the admin API.
+	// Users, when set, is the user directory: it supplies Secret when
+	// nil, the users' policies and the root, and serves the admin API.
 	Users *iam.Directory
 }
 
@@ -50,7 +52,8 @@ type Server struct {
 	verifier *sigv4.Verifier
 	reqSeq   atomic.Uint64
 	hostID   string
-	bufs     sync.Pool // *[]byte of 1 MiB, for streaming GET bodies
+	access   access.Cache // parsed bucket policies and ACLs
+	bufs     sync.Pool    // *[]byte of 1 MiB, for streaming GET bodies
 	subs     struct {
 		bucket, object map[string]map[string]subroute
 	}
@@ -61,9 +64,6 @@ func New(store *objstore.Store, opt Options) (*Server, error) {
 	if opt.Users != nil {
 		if opt.Secret == nil {
 			opt.Secret = opt.Users.Secret
-		}
-		if opt.Authorize == nil {
-			opt.Authorize = opt.Users.Authorize
 		}
 	}
 	if opt.Secret == nil {
@@ -170,8 +170,8 @@ func (s *Server) serve(w *recorder, req *request) error {
 	if api == "PreflightCORS" {
 		return h(w, req) // unauthenticated by definition: the bucket's CORS rules decide
 	}
-	if s.opt.Authorize != nil && !s.opt.Authorize(auth.AccessKey, "s3:"+action(api), resource(req.bucket, req.key)) {
-		return errAccessDenied
+	if err := s.authorize(req); err != nil {
+		return err
 	}
 	return h(w, req)
 }

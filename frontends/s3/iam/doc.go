@@ -1,8 +1,10 @@
 // Package iam owns who may do what on the S3 face: users (access key,
 // secret, policy) kept as JSON objects in the store's system bucket
 // .cairn-iam, IAM-style policies (Allow/Deny statements over S3 actions and
-// resources, with * and ? wildcards) and their evaluation, and the canned
-// policies readwrite, readonly and writeonly.
+// resources, with * and ? wildcards, and conditions), compiled by package
+// access (the one evaluator, which also reads bucket policies and ACLs),
+// and the canned policies readwrite, readonly and writeonly. A user may
+// have an email address, by which ACL grants can name it.
 //
 // The root user (CAIRN_ROOT_USER) is not stored: it is allowed everything.
 // Evaluation follows AWS: an explicit Deny wins, then any Allow, else the

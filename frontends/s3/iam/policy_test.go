@@ -43,7 +43,7 @@ func TestParsePolicyErrors(t *testing.T) {
 		`{"Statement": [{"Effect": "Allow", "Action": "ec2:*", "Resource": "*"}]}`,
 		`{"Statement": [{"Effect": "Allow", "Action": "s3:*", "Resource": "arn:aws:iam::1:user/x"}]}`,
 		`{"Statement": [{"Effect": "Allow", "Action": "s3:*"}]}`,
-		`{"Statement": [{"Effect": "Allow", "Action": "s3:*", "Resource": "*", "Condition": {}}]}`,
+		`{"Statement": [{"Effect": "Allow", "Action": "s3:*", "Resource": "*", "Condition": {"Maybe": {"k": "v"}}}]}`,
 	} {
 		if _, err := ParsePolicy([]byte(doc)); !errors.Is(err, ErrInvalidPolicy) {
 			t.Errorf("%q: %v, want ErrInvalidPolicy", doc, err)

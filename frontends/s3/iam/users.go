@@ -9,9 +9,11 @@ import (
 	"io"
 	"regexp"
 	"sort"
+	"strings"
 	"sync"
 	"time"
 
+	"github.com/cairnstore/cairn/frontends/s3/access"
 	"github.com/cairnstore/cairn/objstore"
 )
 
@@ -28,10 +30,13 @@ var (
 // User is a stored user. Policy is a canned policy name or a JSON policy
 // document.
 type User struct {
-	AccessKey string    `json:"access_key"`
-	SecretKey string    `json:"secret_key,omitempty"`
-	Policy    string    `json:"policy"`
-	Created   time.Time `json:"created"`
+	AccessKey string `json:"access_key"`
+	SecretKey string `json:"secret_key,omitempty"`
+	Policy    string `json:"policy"`
+	// Email, optional, names the user in ACL grants by email address
+	// (AmazonCustomerByEmail, x-amz-grant-*: emailAddress=).
+	Email   string    `json:"email,omitempty"`
+	Created time.Time `json:"created"`
 }
 
 type entry struct {
@@ -130,6 +135,44 @@ func (d *Directory) Authorize(accessKey, action, resource string) bool {
 
 var accessKeyRe = regexp.MustCompile(`^[A-Za-z0-9._\-]{3,128}$`)
 
+// UserPolicy is the compiled policy of a user; false for an unknown one
+// (and for the root, who has no policy: it is allowed everything).
+func (d *Directory) UserPolicy(accessKey string) (*access.Policy, bool) {
+	d.mu.RLock()
+	defer d.mu.RUnlock()
+	e, ok := d.users[accessKey]
+	return e.policy.Compiled(), ok
+}
+
+// Root is the root user's access key.
+func (d *Directory) Root() string { return d.root }
+
+// Exists reports whether accessKey is the root or a user.
+func (d *Directory) Exists(accessKey string) bool {
+	if accessKey == d.root {
+		return true
+	}
+	d.mu.RLock()
+	defer d.mu.RUnlock()
+	_, ok := d.users[accessKey]
+	return ok
+}
+
+// ByEmail returns the access key of the user with the email address
+// (compared case-insensitively).
+func (d *Directory) ByEmail(email string) (string, bool) {
+	d.mu.RLock()
+	defer d.mu.RUnlock()
+	for k, e := range d.users {
+		if e.user.Email != "" && strings.EqualFold(e.user.Email, email) {
+			return k, true
+		}
+	}
+	return "", false
+}
+
+var emailRe = regexp.MustCompile(`^[^@\s]+@[^@\s]+$`)
+
 // Add creates a user; ErrUserExists when the access key is taken.
 func (d *Directory) Add(ctx context.Context, u User) error {
 	if !accessKeyRe.MatchString(u.AccessKey) {
@@ -140,6 +183,14 @@ func (d *Directory) Add(ctx context.Context, u User) error {
 	}
 	if u.AccessKey == d.root {
 		return fmt.Errorf("%w: %s is the root user", ErrUserExists, u.AccessKey)
+	}
+	if u.Email != "" && (len(u.Email) > 254 || !emailRe.MatchString(u.Email)) {
+		return fmt.Errorf("%w: email %q is not an email address", ErrInvalidUser, u.Email)
+	}
+	if u.Email != "" {
+		if other, ok := d.ByEmail(u.Email); ok {
+			return fmt.Errorf("%w: email %s is user %s's", ErrInvalidUser, u.Email, other)
+		}
 	}
 	if u.Policy == "" {
 		u.Policy = ReadWrite

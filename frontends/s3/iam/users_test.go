@@ -21,7 +21,9 @@ func TestDirectory(t *testing.T) {
 		u    User
 		want error
 	}{
-		{User{AccessKey: "reader", SecretKey: "readersecret", Policy: ReadOnly}, nil},
+		{User{AccessKey: "reader", SecretKey: "readersecret", Policy: ReadOnly, Email: "Reader@Example.com"}, nil},
+		{User{AccessKey: "bademail", SecretKey: "longenough", Email: "not an address"}, ErrInvalidUser},
+		{User{AccessKey: "sameemail", SecretKey: "longenough", Email: "reader@example.com"}, ErrInvalidUser},
 		{User{AccessKey: "writer", SecretKey: "writersecret", Policy: `{"Statement":[{"Effect":"Allow","Action":"s3:PutObject","Resource":"arn:aws:s3:::in/*"}]}`}, nil},
 		{User{AccessKey: "reader", SecretKey: "another1", Policy: ReadOnly}, ErrUserExists},
 		{User{AccessKey: "root", SecretKey: "rootsecret2"}, ErrUserExists},
@@ -32,6 +34,18 @@ func TestDirectory(t *testing.T) {
 		if err := d.Add(ctx, tc.u); !errors.Is(err, tc.want) {
 			t.Errorf("add %s: %v, want %v", tc.u.AccessKey, err, tc.want)
 		}
+	}
+	if k, ok := d.ByEmail("reader@EXAMPLE.com"); !ok || k != "reader" {
+		t.Errorf("ByEmail: %q %v", k, ok)
+	}
+	if _, ok := d.ByEmail("nobody@example.com"); ok {
+		t.Error("ByEmail found an unknown address")
+	}
+	if !d.Exists("root") || !d.Exists("writer") || d.Exists("nobody") {
+		t.Error("Exists is wrong")
+	}
+	if p, ok := d.UserPolicy("writer"); !ok || p == nil || len(p.Statements) != 1 {
+		t.Errorf("UserPolicy(writer): %v %v", p, ok)
 	}
 	if s, ok := d.Secret("reader"); !ok || s != "readersecret" {
 		t.Fatalf("secret of reader: %q %v", s, ok)
