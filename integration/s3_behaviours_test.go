@@ -5,6 +5,7 @@ import (
 	"io"
 	"mime"
 	"net/http"
+	"strings"
 	"testing"
 	"time"
 
@@ -50,6 +51,35 @@ func TestS3Behaviours(t *testing.T) {
 		}
 		if got := sdkGet(t, c, bucket, "chunked", ""); !bytes.Equal(got, body) {
 			t.Fatalf("chunked PUT kept %d bytes, want %d", len(got), len(body))
+		}
+	})
+
+	t.Run("listing encoding", func(t *testing.T) {
+		for _, k := range []string{"quux ab/x", "foo+1/x", "plain"} {
+			sdkPut(t, c, bucket, "enc/"+k, []byte("x"))
+		}
+		for _, tc := range []struct {
+			name, query string
+			want        []string // substrings of the answer
+		}{
+			{"v1 url", "?encoding-type=url&delimiter=/&prefix=enc/", []string{"<Prefix>enc/</Prefix>", "<Prefix>enc/quux%20ab/</Prefix>", "<Prefix>enc/foo%2B1/</Prefix>"}},
+			{"v1 prefix as given", "?encoding-type=url&prefix=enc/quux%20", []string{"<Prefix>enc/quux </Prefix>", "<Key>enc/quux%20ab/x</Key>"}},
+			{"v2 url", "?list-type=2&encoding-type=url&prefix=enc/quux%20", []string{"<Prefix>enc/quux%20</Prefix>", "<Key>enc/quux%20ab/x</Key>"}},
+			{"v2 empty token", "?list-type=2&continuation-token=&prefix=enc/p", []string{"<ContinuationToken></ContinuationToken>", "<Key>enc/plain</Key>"}},
+		} {
+			t.Run(tc.name, func(t *testing.T) {
+				req := newRaw(t, http.MethodGet, srv.url("/"+bucket+tc.query), nil)
+				signRaw(t, req, nil, s3User, s3Secret, time.Now())
+				res := doRaw(t, req)
+				if res.status != http.StatusOK {
+					t.Fatalf("%d %s", res.status, res.body)
+				}
+				for _, w := range tc.want {
+					if !strings.Contains(string(res.body), w) {
+						t.Fatalf("answer lacks %s:\n%s", w, res.body)
+					}
+				}
+			})
 		}
 	})
 

@@ -40,8 +40,9 @@ func (e encoder) enc(s string) string {
 	if !e {
 		return s
 	}
-	// S3 encodes like a query value but keeps '/' readable.
-	return strings.ReplaceAll(url.QueryEscape(s), "%2F", "/")
+	// S3 encodes like a query value but keeps '/' readable and writes a
+	// space as %20 (QueryEscape's '+' is a space only; a '+' is %2B).
+	return strings.NewReplacer("%2F", "/", "+", "%20").Replace(url.QueryEscape(s))
 }
 
 func (e encoder) name() string {
@@ -83,7 +84,9 @@ func (s *Server) listObjectsV1(w *recorder, req *request) error {
 		return err
 	}
 	own := s.owner(req)
-	res := listBucketResult{NS: s3NS, Name: req.bucket, Prefix: e.enc(q.Get("prefix")), Marker: ptr(e.enc(marker)),
+	// ListObjects (v1) sends its Prefix as given, encoding-type or not:
+	// the SDKs decode only Delimiter, Marker, NextMarker and the keys.
+	res := listBucketResult{NS: s3NS, Name: req.bucket, Prefix: q.Get("prefix"), Marker: ptr(e.enc(marker)),
 		MaxKeys: max, Delimiter: e.enc(q.Get("delimiter")), EncodingType: e.name(), IsTruncated: page.IsTruncated}
 	if page.IsTruncated && q.Get("delimiter") != "" {
 		res.NextMarker = e.enc(page.NextMarker)
@@ -99,9 +102,9 @@ func (s *Server) listObjectsV2(w *recorder, req *request) error {
 	}
 	after := q.Get("start-after")
 	token := q.Get("continuation-token")
-	if _, ok := q["continuation-token"]; ok {
+	if token != "" { // an empty token is a first page, as in S3
 		raw, err := base64.RawURLEncoding.DecodeString(token)
-		if err != nil || token == "" {
+		if err != nil {
 			return apiErr("InvalidArgument", 400, "The continuation token provided is incorrect.")
 		}
 		if string(raw) > after {
@@ -114,8 +117,11 @@ func (s *Server) listObjectsV2(w *recorder, req *request) error {
 	}
 	n := len(page.Objects) + len(page.CommonPrefixes)
 	res := listBucketResult{NS: s3NS, Name: req.bucket, Prefix: e.enc(q.Get("prefix")), StartAfter: e.enc(q.Get("start-after")),
-		ContinuationToken: token, KeyCount: &n, MaxKeys: max, Delimiter: e.enc(q.Get("delimiter")),
+		KeyCount: &n, MaxKeys: max, Delimiter: e.enc(q.Get("delimiter")),
 		EncodingType: e.name(), IsTruncated: page.IsTruncated}
+	if _, ok := q["continuation-token"]; ok {
+		res.ContinuationToken = &token
+	}
 	if page.IsTruncated {
 		res.NextContinuationToken = base64.RawURLEncoding.EncodeToString([]byte(page.NextMarker))
 	}

@@ -94,7 +94,7 @@ type listBucketResult struct {
 	Marker                *string        `xml:"Marker,omitempty"`
 	NextMarker            string         `xml:"NextMarker,omitempty"`
 	StartAfter            string         `xml:"StartAfter,omitempty"`
-	ContinuationToken     string         `xml:"ContinuationToken,omitempty"`
+	ContinuationToken     *string        `xml:"ContinuationToken"` // echoed when sent, even empty
 	NextContinuationToken string         `xml:"NextContinuationToken,omitempty"`
 	KeyCount              *int           `xml:"KeyCount,omitempty"`
 	MaxKeys               int            `xml:"MaxKeys"`
