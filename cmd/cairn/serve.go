@@ -39,6 +39,7 @@ type serveOptions struct {
 	LifecycleDay      time.Duration
 	Log               logFlags
 	ReadCache         readCacheFlag
+	SSE               sseFlags
 }
 
 func parseServe(args []string) (invocation, error) {
@@ -50,6 +51,7 @@ func parseServe(args []string) (invocation, error) {
 	fs.StringVar(&o.Mount, "mount", "", "also mount the store at this `directory` (FUSE)")
 	o.MountOpt.register(fs)
 	o.ReadCache.register(fs)
+	o.SSE.register(fs)
 	fs.DurationVar(&o.LifecycleInterval, "lifecycle-interval", 0, "how often lifecycle rules are applied (0: 1h)")
 	fs.DurationVar(&o.LifecycleDay, "lifecycle-day", 0, "the length of a lifecycle rule's day (0: 24h; shorter to rehearse rules)")
 	if help, err := parseFlags(fs, args); help != nil || err != nil {
@@ -117,7 +119,11 @@ func runServe(ctx context.Context, o serveOptions, d deps) (err error) {
 		}()
 	}
 
-	r, err := newRouter(ctx, st, parts, logger)
+	keys, err := o.SSE.keys(sopt.Dir, logger)
+	if err != nil {
+		return err
+	}
+	r, err := newRouter(ctx, st, parts, logger, o.SSE.s3Option(keys))
 	if err != nil {
 		return err
 	}

@@ -17,10 +17,20 @@ func (s *Server) createMultipartUpload(w *recorder, req *request) error {
 	if err != nil {
 		return err
 	}
+	enc, err := s.sseForWrite(req)
+	if err != nil {
+		return err
+	}
+	if enc != nil {
+		enc.setAttrs(&attrs)
+	}
 	id, err := s.store.CreateMultipartUpload(req.Context(), req.bucket, req.key, objstore.PutOptions{
 		ContentType: req.Header.Get("Content-Type"), Meta: meta, Attrs: attrs})
 	if err != nil {
 		return err
+	}
+	if enc != nil {
+		enc.headers(w.Header())
 	}
 	return writeXML(w, initiateMultipartUploadResult{NS: s3NS, Bucket: req.bucket, Key: req.key, UploadID: id})
 }
@@ -48,6 +58,17 @@ func (s *Server) uploadPart(w *recorder, req *request) error {
 	md5sum, err := contentMD5(req.Header)
 	if err != nil {
 		return err
+	}
+	part, err := s.sseForPart(req)
+	if err != nil {
+		return err
+	}
+	if part != nil {
+		if body, size, err = part.wrap(body, size, md5sum); err != nil {
+			return err
+		}
+		md5sum = nil
+		part.headers(w.Header())
 	}
 	p, err := s.store.PutPart(req.Context(), req.bucket, req.key, req.URL.Query().Get("uploadId"), n, body, size, md5sum)
 	if err != nil {
@@ -94,7 +115,10 @@ func (s *Server) uploadPartCopy(w *recorder, req *request) error {
 	if err := s.checkCopySourceTimes(req, sb, sk, sv); err != nil {
 		return err
 	}
-	p, err := s.store.CopyPart(req.Context(), req.bucket, req.key, req.URL.Query().Get("uploadId"), n, sb, sk, sv, start, length)
+	p, handled, err := s.sseUploadPartCopy(w, req, n, sb, sk, sv, start, length)
+	if !handled {
+		p, err = s.store.CopyPart(req.Context(), req.bucket, req.key, req.URL.Query().Get("uploadId"), n, sb, sk, sv, start, length)
+	}
 	if err != nil {
 		return err
 	}
@@ -128,6 +152,7 @@ func (s *Server) completeMultipartUpload(w *recorder, req *request) error {
 	if hasSum {
 		w.Header().Set("x-amz-checksum-"+algo, objSum)
 	}
+	sseCompleteHeaders(w.Header(), req, info)
 	loc := "http://" + req.Host + "/" + req.bucket + "/" + req.key
 	return writeXML(w, completeMultipartUploadResult{NS: s3NS, Location: loc, Bucket: req.bucket, Key: req.key, ETag: quote(info.ETag)})
 }
@@ -157,13 +182,17 @@ func (s *Server) listParts(w *recorder, req *request) error {
 	if max == 0 {
 		max = 1 // S3 answers max-parts=0 with an empty, truncated page; keep it simple
 	}
+	partSize, err := s.ssePartSizer(req)
+	if err != nil {
+		return err
+	}
 	parts, truncated, err := s.store.ListParts(req.Context(), req.bucket, req.key, q.Get("uploadId"), marker, max)
 	if err != nil {
 		return err
 	}
 	res.IsTruncated = truncated
 	for _, p := range parts {
-		res.Parts = append(res.Parts, partItem{PartNumber: p.Number, LastModified: iso8601(p.ModTime), ETag: quote(p.ETag), Size: p.Size})
+		res.Parts = append(res.Parts, partItem{PartNumber: p.Number, LastModified: iso8601(p.ModTime), ETag: quote(p.ETag), Size: partSize(p.Size)})
 		res.NextPartNumberMarker = p.Number
 	}
 	return writeXML(w, res)

@@ -16,6 +16,7 @@ import (
 
 	"github.com/cairnstore/cairn/frontends/s3/iam"
 	"github.com/cairnstore/cairn/frontends/s3/sigv4"
+	"github.com/cairnstore/cairn/frontends/s3/sse"
 	"github.com/cairnstore/cairn/internal/httpx"
 	"github.com/cairnstore/cairn/objstore"
 )
@@ -41,6 +42,12 @@ type Options struct {
 	// Users, when set, is the user directory: it supplies Secret and
 	// Authorize when those are nil, and serves the admin API.
 	Users *iam.Directory
+	// SSE are the keys of server-side encryption: the SSE-S3 master key
+	// and the SSE-KMS key ring (nil: neither; SSE-C works without).
+	SSE *sse.Keys
+	// SSECOverHTTP accepts SSE-C keys on plain HTTP from any address, not
+	// only from loopback (for a server behind a TLS-terminating proxy).
+	SSECOverHTTP bool
 }
 
 // Server serves the S3 API. Build it with New.
@@ -71,6 +78,9 @@ func New(store *objstore.Store, opt Options) (*Server, error) {
 	}
 	if opt.Region == "" {
 		opt.Region = "us-east-1"
+	}
+	if opt.SSE == nil {
+		opt.SSE, _ = sse.NewKeys(nil, nil) // cannot fail without keys
 	}
 	var id [8]byte
 	_, _ = rand.Read(id[:])
