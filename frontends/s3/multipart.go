@@ -64,9 +64,10 @@ func (s *Server) uploadPart(w *recorder, req *request) error {
 		return err
 	}
 	if part != nil {
-		if body, size, err = part.wrap(body, size, md5sum); err != nil {
+		if body, size, err = s.wrapPart(part, body, size, md5sum); err != nil {
 			return err
 		}
+		defer part.done()
 		md5sum = nil
 		part.headers(w.Header())
 	}

@@ -115,9 +115,10 @@ func (s *Server) putObject(w *recorder, req *request) error {
 		return err
 	}
 	if enc != nil {
-		if body, size, err = enc.wrapPut(body, size, &opt); err != nil {
+		if body, size, err = s.wrapPut(enc, body, size, &opt); err != nil {
 			return err
 		}
+		defer enc.done()
 	}
 	info, err := s.store.Put(req.Context(), req.bucket, req.key, body, size, opt)
 	if err != nil {
@@ -224,7 +225,7 @@ func (s *Server) serveObject(w *recorder, req *request, withBody bool) error {
 		return nil
 	}
 	if sr != nil {
-		return sr.serveBody(w, r, start, length)
+		return s.serveSSEBody(w, sr, r, start, length)
 	}
 	if length <= smallBody {
 		// One read, one write: no copy buffer to allocate.

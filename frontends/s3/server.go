@@ -12,6 +12,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	md5simd "github.com/minio/md5-simd"
 	"github.com/rs/zerolog"
 
 	"github.com/cairnstore/cairn/frontends/s3/iam"
@@ -61,6 +62,10 @@ type Server struct {
 	subs     struct {
 		bucket, object map[string]map[string]subroute
 	}
+	// md5srv hashes SSE plaintexts (ETags, Content-MD5) of concurrent
+	// large writes in SIMD lanes; made on first use, largeSSE counts them.
+	md5srv   func() md5simd.Server
+	largeSSE atomic.Int32
 }
 
 // New returns an S3 server over store.
@@ -95,6 +100,7 @@ func New(store *objstore.Store, opt Options) (*Server, error) {
 		}},
 	}
 	s.subs.bucket, s.subs.object = s.bucketSubs(), s.objectSubs()
+	s.md5srv = sync.OnceValue(md5simd.NewServer)
 	return s, nil
 }
 

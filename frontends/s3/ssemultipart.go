@@ -22,9 +22,10 @@ var (
 
 // ssePart is an encrypted upload's opened key, for its parts.
 type ssePart struct {
-	rec    sse.Record
-	key    []byte
-	keyMD5 string
+	rec     sse.Record
+	key     []byte
+	keyMD5  string
+	release func()
 }
 
 // sseForPart opens the encryption of req's upload (nil: not encrypted).
@@ -64,9 +65,17 @@ func (s *Server) sseForPart(req *request) (*ssePart, error) {
 
 // wrap encrypts a part's body; the Content-MD5 is checked on the
 // plaintext, so the store gets none.
-func (p *ssePart) wrap(body io.Reader, size int64, wantMD5 []byte) (io.Reader, int64, error) {
-	enc, n, _, err := encryptBody(p.key, "", body, size, wantMD5)
+func (s *Server) wrapPart(p *ssePart, body io.Reader, size int64, wantMD5 []byte) (io.Reader, int64, error) {
+	enc, n, _, release, err := s.encryptBody(p.key, "", body, size, wantMD5)
+	p.release = release
 	return enc, n, err
+}
+
+// done releases what the part held; the request calls it when it ends.
+func (p *ssePart) done() {
+	if p != nil && p.release != nil {
+		p.release()
+	}
 }
 
 func (p *ssePart) headers(h http.Header) { sseResponseHeaders(h, p.rec, p.keyMD5, false) }
@@ -113,9 +122,10 @@ func (s *Server) sseUploadPartCopy(w *recorder, req *request, n int, sb, sk, sv 
 	}
 	stored := length
 	if part != nil {
-		if body, stored, err = part.wrap(body, length, nil); err != nil {
+		if body, stored, err = s.wrapPart(part, body, length, nil); err != nil {
 			return objstore.PartInfo{}, true, err
 		}
+		defer part.done()
 	}
 	p, err := s.store.PutPart(req.Context(), req.bucket, req.key, req.URL.Query().Get("uploadId"), n, body, stored, nil)
 	if err != nil {

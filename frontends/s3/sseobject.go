@@ -22,9 +22,17 @@ import (
 
 // sseWrite is one encrypted write: the object key and its record.
 type sseWrite struct {
-	req sseRequest
-	key []byte
-	rec sse.Record
+	req     sseRequest
+	key     []byte
+	rec     sse.Record
+	release func() // the plaintext hash's, once wrapPut made one
+}
+
+// done releases what the write held; the request calls it when it ends.
+func (e *sseWrite) done() {
+	if e != nil && e.release != nil {
+		e.release()
+	}
 }
 
 // sseForWrite returns how the write req is to be encrypted, from its
@@ -90,31 +98,53 @@ func (e *sseWrite) headers(h http.Header) {
 // ETag the version is to have: the plaintext's MD5 for SSE-S3, as AWS
 // (nil: the store's MD5 of the ciphertext, which for SSE-C and SSE-KMS
 // is as opaque as AWS's).
-func encryptBody(key []byte, kind sse.Kind, body io.Reader, size int64, wantMD5 []byte) (io.Reader, int64, func() string, error) {
+func (s *Server) encryptBody(key []byte, kind sse.Kind, body io.Reader, size int64, wantMD5 []byte) (io.Reader, int64, func() string, func(), error) {
 	var h hash.Hash
+	release := func() {}
 	if kind == sse.KindS3 || wantMD5 != nil {
-		h = md5.New()
+		h, release = s.plainMD5(size)
 	}
 	e, err := sse.NewEncrypter(body, size, key, h, wantMD5)
 	if err != nil {
-		return nil, 0, nil, err
+		release()
+		return nil, 0, nil, nil, err
 	}
 	var etag func() string
 	if kind == sse.KindS3 {
 		etag = func() string { return hex.EncodeToString(e.Sum()) }
 	}
-	return e, sse.EncryptedSize(size), etag, nil
+	return e, sse.EncryptedSize(size), etag, release, nil
 }
 
 // wrapPut turns a PUT's options and body into an encrypted one.
-func (e *sseWrite) wrapPut(body io.Reader, size int64, opt *objstore.PutOptions) (io.Reader, int64, error) {
-	enc, n, etag, err := encryptBody(e.key, e.rec.Kind, body, size, opt.ContentMD5)
+func (s *Server) wrapPut(e *sseWrite, body io.Reader, size int64, opt *objstore.PutOptions) (io.Reader, int64, error) {
+	enc, n, etag, release, err := s.encryptBody(e.key, e.rec.Kind, body, size, opt.ContentMD5)
 	if err != nil {
 		return nil, 0, err
 	}
+	e.release = release
 	opt.ContentMD5, opt.ETag = nil, etag // checked on the plaintext instead
 	e.setAttrs(&opt.Attrs)
 	return enc, n, nil
+}
+
+// plainMD5 is the hash of a plaintext of size bytes (its ETag or its
+// Content-MD5 check). Large plaintexts hashed while another is share
+// md5-simd's server, which hashes up to 16 streams per core in SIMD
+// lanes (the store's ETag policy, objstore.newMD5); the hash is released
+// by the returned function, which the request calls when it is done.
+func (s *Server) plainMD5(size int64) (hash.Hash, func()) {
+	if size < 1<<20 {
+		return md5.New(), func() {}
+	}
+	if s.largeSSE.Add(1) < 2 {
+		return md5.New(), func() { s.largeSSE.Add(-1) }
+	}
+	h := s.md5srv().NewHash()
+	return h, func() {
+		h.Close()
+		s.largeSSE.Add(-1)
+	}
 }
 
 // sseRecord is the version's encryption record (ok false: not encrypted).
@@ -221,15 +251,34 @@ func (r *sseRead) reader(ra io.ReaderAt, off, n int64) (*sse.Reader, error) {
 	return sse.NewReader(ra, r.key, r.layout, off, n)
 }
 
-// serveSSEBody writes plaintext bytes [start, start+length) of an open
-// encrypted version to w.
-func (r *sseRead) serveBody(w *recorder, obj io.ReaderAt, start, length int64) error {
-	rd, err := r.reader(obj, start, length)
+// serveBody writes plaintext bytes [start, start+length) of an open
+// encrypted version to w: per stream, its header, then its packages
+// holding the range through the store's CopyRange (which serves them
+// from the block cache when it has them) into a decrypting writer.
+func (s *Server) serveSSEBody(w *recorder, r *sseRead, obj *objstore.ObjectReader, start, length int64) error {
+	pieces, err := r.layout.Pieces(start, length)
 	if err != nil {
 		return err
 	}
-	_, err = rd.WriteTo(w)
-	return err
+	bp := s.bufs.Get().(*[]byte)
+	defer s.bufs.Put(bp)
+	var hdr [sse.HeaderSize]byte
+	for _, p := range pieces {
+		if _, err := obj.ReadAt(hdr[:], p.HeaderOff); err != nil {
+			return err
+		}
+		pw, err := sse.NewPieceWriter(w, r.key, hdr[:], p)
+		if err != nil {
+			return err
+		}
+		if _, err := obj.CopyRange(pw, p.COff, p.CLen, *bp); err != nil {
+			return err
+		}
+		if err := pw.Close(); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // sseNeedsStreamCopy says whether a copy must stream (decrypt the
@@ -280,9 +329,10 @@ func (s *Server) sseCopyObject(req *request, sb, sk string, opt objstore.CopyOpt
 	popt.Attrs.Sys = maps.Clone(popt.Attrs.Sys)
 	delete(popt.Attrs.Sys, sysSSE)
 	if dst != nil {
-		if body, size, err = dst.wrapPut(body, size, &popt); err != nil {
+		if body, size, err = s.wrapPut(dst, body, size, &popt); err != nil {
 			return objstore.ObjectInfo{}, nil, err
 		}
+		defer dst.done()
 	}
 	out, err := s.store.Put(req.Context(), req.bucket, req.key, body, size, popt)
 	return out, src, err

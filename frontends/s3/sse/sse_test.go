@@ -280,3 +280,55 @@ func BenchmarkDecrypt(b *testing.B) {
 		}
 	}
 }
+
+func TestPieceWriter(t *testing.T) {
+	key := randBytes(KeySize)
+	parts := [][]byte{randBytes(3*PackageSize + 9), randBytes(5), randBytes(PackageSize)}
+	var all, stored []byte
+	var sizes []int64
+	for _, p := range parts {
+		ct := encrypt(t, key, p)
+		all, stored = append(all, p...), append(stored, ct...)
+		sizes = append(sizes, int64(len(ct)))
+	}
+	l, _ := NewLayout(sizes)
+	for _, r := range [][2]int64{{0, l.Size()}, {1, 2}, {PackageSize - 1, PackageSize + 2}, {int64(len(parts[0])) - 1, 7}, {l.Size() - 1, 1}, {0, 0}} {
+		ps, err := l.Pieces(r[0], r[1])
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out bytes.Buffer
+		for _, p := range ps {
+			pw, err := NewPieceWriter(&out, key, stored[p.HeaderOff:p.HeaderOff+HeaderSize], p)
+			if err != nil {
+				t.Fatal(err)
+			}
+			// In odd-sized writes, as a store's blocks arrive.
+			seg := stored[p.COff : p.COff+p.CLen]
+			for len(seg) > 0 {
+				k := min(len(seg), 10007)
+				if _, err := pw.Write(seg[:k]); err != nil {
+					t.Fatalf("range %v: %v", r, err)
+				}
+				seg = seg[k:]
+			}
+			if err := pw.Close(); err != nil {
+				t.Fatalf("range %v: close: %v", r, err)
+			}
+		}
+		if !bytes.Equal(out.Bytes(), all[r[0]:r[0]+r[1]]) {
+			t.Fatalf("range %v: wrong plaintext (%d bytes)", r, out.Len())
+		}
+	}
+	ps, _ := l.Pieces(0, 10)
+	bad := append([]byte(nil), stored...)
+	bad[ps[0].COff+3] ^= 1
+	pw, _ := NewPieceWriter(io.Discard, key, bad[:HeaderSize], ps[0])
+	_, err := pw.Write(bad[ps[0].COff : ps[0].COff+ps[0].CLen])
+	if err == nil {
+		err = pw.Close()
+	}
+	if !errors.Is(err, ErrCorrupt) {
+		t.Fatalf("corrupt package: %v", err)
+	}
+}
