@@ -6,7 +6,11 @@
 // bodies, S3 error responses (errors.go is the one place that maps store
 // and signature errors to S3 codes), request ids, the access log and the
 // S3 metrics. Signature checking and payload decoding live in the
-// sub-package sigv4.
+// sub-package sigv4; the encryption formats and keys of SSE-C, SSE-S3 and
+// SSE-KMS in the sub-package sse (encryption.go and sse*.go wire them:
+// bodies are encrypted before Store.Put and decrypted after the
+// ObjectReader, so the store only ever holds an encrypted object's
+// ciphertext).
 //
 // It may import objstore and its own sub-packages only: never another
 // face, never objstore's internals (meta, erasure, drive).

@@ -2,7 +2,6 @@ package s3
 
 import (
 	"bytes"
-	"context"
 	"crypto/rand"
 	"fmt"
 	"io"
@@ -14,27 +13,19 @@ import (
 	"github.com/cairnstore/cairn/frontends/s3/sigv4"
 	"github.com/cairnstore/cairn/frontends/s3/sse"
 	"github.com/cairnstore/cairn/objstore"
-	"github.com/cairnstore/cairn/objstore/meta"
+	"github.com/cairnstore/cairn/objstore/storetest"
 )
 
 // benchServer serves a fresh 4-drive store over loopback HTTP.
 func benchServer(b *testing.B) string {
-	dir := b.TempDir()
-	idx, err := meta.OpenBolt(meta.BoltPath(dir), 2*time.Second)
-	if err != nil {
-		b.Fatal(err)
-	}
-	st, err := objstore.Open(context.Background(), objstore.Options{Dir: dir, DriveCount: 4, Parity: 2, Index: idx})
-	if err != nil {
-		b.Fatal(err)
-	}
-	keys, _ := sse.NewKeys(bytes.Repeat([]byte{7}, 32), nil)
+	st := storetest.Open(b, objstore.Options{Dir: b.TempDir(), DriveCount: 4, Parity: 2})
+	keys, _ := sse.NewKeys(bytes.Repeat([]byte{7}, 32), []sse.NamedKey{{Name: "k", Key: bytes.Repeat([]byte{8}, 32)}})
 	srv, err := New(st, Options{Secret: func(string) (string, bool) { return "secret", true }, SSE: keys})
 	if err != nil {
 		b.Fatal(err)
 	}
 	hs := httptest.NewServer(srv)
-	b.Cleanup(func() { hs.Close(); _ = st.Close(); _ = idx.Close() })
+	b.Cleanup(hs.Close)
 	do(b, hs.URL, http.MethodPut, "/bench", nil, nil)
 	return hs.URL
 }
@@ -68,10 +59,13 @@ func do(b *testing.B, base, method, path string, body []byte, h http.Header) {
 func BenchmarkObjectSSE(b *testing.B) {
 	data := make([]byte, 64<<20)
 	_, _ = rand.Read(data)
-	for _, mode := range []string{"plain", "sse-s3"} {
+	for _, mode := range []string{"plain", "sse-s3", "sse-kms"} {
 		h := http.Header{}
-		if mode == "sse-s3" {
+		switch mode {
+		case "sse-s3":
 			h.Set(hdrSSE, "AES256")
+		case "sse-kms":
+			h.Set(hdrSSE, "aws:kms")
 		}
 		b.Run("put/"+mode, func(b *testing.B) {
 			base := benchServer(b)

@@ -53,6 +53,7 @@ type PieceWriter struct {
 	}
 	header [HeaderSize]byte
 	buf    []byte // one sealed package being filled
+	out    []byte // its plaintext
 	next   int64  // its number
 	skip   int64
 	left   int64 // plaintext still to give
@@ -61,7 +62,7 @@ type PieceWriter struct {
 // NewPieceWriter decrypts p's packages under objectKey; header is the
 // stream's header (the HeaderSize bytes at p.HeaderOff).
 func NewPieceWriter(w io.Writer, objectKey, header []byte, p Piece) (*PieceWriter, error) {
-	pw := &PieceWriter{w: w, p: p, next: p.first, skip: p.skip, left: p.n, buf: make([]byte, 0, sealedSize)}
+	pw := &PieceWriter{w: w, p: p, next: p.first, skip: p.skip, left: p.n, buf: make([]byte, 0, sealedSize), out: make([]byte, 0, PackageSize)}
 	copy(pw.header[:], header)
 	aead, err := streamCipher(objectKey, header)
 	if err != nil {
@@ -75,11 +76,19 @@ func NewPieceWriter(w io.Writer, objectKey, header []byte, p Piece) (*PieceWrite
 func (pw *PieceWriter) Write(b []byte) (int, error) {
 	n := len(b)
 	for len(b) > 0 {
+		if len(pw.buf) == 0 && len(b) >= sealedSize {
+			// A whole package in b: open it from there, sparing a copy.
+			if err := pw.open(b[:sealedSize]); err != nil {
+				return n - len(b), err
+			}
+			b = b[sealedSize:]
+			continue
+		}
 		c := min(len(b), sealedSize-len(pw.buf))
 		pw.buf = append(pw.buf, b[:c]...)
 		b = b[c:]
 		if len(pw.buf) == sealedSize {
-			if err := pw.open(); err != nil {
+			if err := pw.open(pw.buf); err != nil {
 				return n - len(b), err
 			}
 		}
@@ -91,7 +100,7 @@ func (pw *PieceWriter) Write(b []byte) (int, error) {
 // bytes did not all arrive.
 func (pw *PieceWriter) Close() error {
 	if len(pw.buf) > 0 {
-		if err := pw.open(); err != nil {
+		if err := pw.open(pw.buf); err != nil {
 			return err
 		}
 	}
@@ -101,9 +110,11 @@ func (pw *PieceWriter) Close() error {
 	return nil
 }
 
-func (pw *PieceWriter) open() error {
+// open opens one sealed package (in pw.buf, or in the caller's buffer,
+// which it must not change) into pw.out.
+func (pw *PieceWriter) open(sealed []byte) error {
 	var nb [12]byte
-	pt, err := pw.aead.Open(pw.buf[:0], nonce(&nb, pw.next, pw.next == pw.p.count-1), pw.buf, pw.header[:])
+	pt, err := pw.aead.Open(pw.out[:0], nonce(&nb, pw.next, pw.next == pw.p.count-1), sealed, pw.header[:])
 	if err != nil {
 		return fmt.Errorf("%w: package %d", ErrCorrupt, pw.next)
 	}

@@ -292,7 +292,11 @@ func TestPieceWriter(t *testing.T) {
 		sizes = append(sizes, int64(len(ct)))
 	}
 	l, _ := NewLayout(sizes)
-	for _, r := range [][2]int64{{0, l.Size()}, {1, 2}, {PackageSize - 1, PackageSize + 2}, {int64(len(parts[0])) - 1, 7}, {l.Size() - 1, 1}, {0, 0}} {
+	for i, r := range [][2]int64{{0, l.Size()}, {1, 2}, {PackageSize - 1, PackageSize + 2}, {int64(len(parts[0])) - 1, 7}, {l.Size() - 1, 1}, {0, 0}, {0, l.Size()}, {7, 3 * PackageSize}} {
+		chunk := 10007 // odd-sized writes, as a store's blocks arrive
+		if i%2 == 0 {
+			chunk = 1 << 20 // whole packages in one write
+		}
 		ps, err := l.Pieces(r[0], r[1])
 		if err != nil {
 			t.Fatal(err)
@@ -303,10 +307,9 @@ func TestPieceWriter(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			// In odd-sized writes, as a store's blocks arrive.
 			seg := stored[p.COff : p.COff+p.CLen]
 			for len(seg) > 0 {
-				k := min(len(seg), 10007)
+				k := min(len(seg), chunk)
 				if _, err := pw.Write(seg[:k]); err != nil {
 					t.Fatalf("range %v: %v", r, err)
 				}
