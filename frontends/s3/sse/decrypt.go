@@ -112,13 +112,18 @@ func (r *Reader) Read(p []byte) (int, error) {
 	return n, nil
 }
 
-// WriteTo implements io.WriterTo, sparing a copy. It reads and decrypts
-// ahead on a goroutine of its own (up to two batches) while w takes the
-// batch before, so that the drives' reads, the decryption and the
-// network overlap as they do for a plain GET.
+// WriteTo implements io.WriterTo, sparing a copy.
 func (r *Reader) WriteTo(w io.Writer) (int64, error) {
 	var total int64
-	if len(r.out) > 0 {
+	for {
+		if len(r.out) == 0 {
+			if r.pos >= r.end {
+				return total, nil
+			}
+			if err := r.fill(); err != nil {
+				return total, err
+			}
+		}
 		m, err := w.Write(r.out)
 		total += int64(m)
 		r.out = r.out[m:]
@@ -126,51 +131,6 @@ func (r *Reader) WriteTo(w io.Writer) (int64, error) {
 			return total, err
 		}
 	}
-	type chunk struct {
-		data, buf []byte
-		err       error
-	}
-	ch := make(chan chunk, 2)
-	free := make(chan []byte, 3)
-	for range 3 {
-		free <- nil
-	}
-	stop := make(chan struct{})
-	go func() {
-		defer close(ch)
-		for r.pos < r.end {
-			select {
-			case r.buf = <-free:
-			case <-stop:
-				return
-			}
-			c := chunk{err: r.fill()}
-			c.data, c.buf, r.out = r.out, r.buf, nil
-			select {
-			case ch <- c:
-			case <-stop:
-				return
-			}
-			if c.err != nil {
-				return
-			}
-		}
-	}()
-	for c := range ch {
-		if c.err != nil {
-			return total, c.err
-		}
-		m, err := w.Write(c.data)
-		total += int64(m)
-		if err != nil {
-			close(stop)
-			for range ch { // wait for the reader to stop
-			}
-			return total, err
-		}
-		free <- c.buf
-	}
-	return total, nil
 }
 
 // fill decrypts the packages holding the next plaintext bytes (up to

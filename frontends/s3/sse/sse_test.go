@@ -335,3 +335,23 @@ func TestPieceWriter(t *testing.T) {
 		t.Fatalf("corrupt package: %v", err)
 	}
 }
+
+func BenchmarkPieceWriter(b *testing.B) {
+	key := randBytes(KeySize)
+	plain := randBytes(8 << 20)
+	ct := encrypt(b, key, plain)
+	l, _ := NewLayout([]int64{int64(len(ct))})
+	ps, _ := l.Pieces(0, l.Size())
+	b.SetBytes(int64(len(plain)))
+	for b.Loop() {
+		pw, _ := NewPieceWriter(io.Discard, key, ct[:HeaderSize], ps[0])
+		for seg := ct[ps[0].COff:]; len(seg) > 0; seg = seg[min(len(seg), 1<<20):] {
+			if _, err := pw.Write(seg[:min(len(seg), 1<<20)]); err != nil {
+				b.Fatal(err)
+			}
+		}
+		if err := pw.Close(); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
