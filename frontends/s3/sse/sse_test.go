@@ -355,3 +355,24 @@ func BenchmarkPieceWriter(b *testing.B) {
 		}
 	}
 }
+
+func TestEncrypterReadSizes(t *testing.T) {
+	key := randBytes(KeySize)
+	plain := randBytes(3*PackageSize + 77)
+	for _, bs := range []int{1, 1000, sealedSize - 1, sealedSize, sealedSize + 1, 1 << 20} {
+		e, _ := NewEncrypter(bytes.NewReader(plain), int64(len(plain)), key, nil, nil)
+		var ct bytes.Buffer
+		if _, err := io.CopyBuffer(struct{ io.Writer }{&ct}, struct{ io.Reader }{e}, make([]byte, bs)); err != nil {
+			t.Fatal(err)
+		}
+		l, err := NewLayout([]int64{int64(ct.Len())})
+		if err != nil {
+			t.Fatalf("reads of %d: %v", bs, err)
+		}
+		rd, _ := NewReader(bytes.NewReader(ct.Bytes()), key, l, 0, l.Size())
+		got, err := io.ReadAll(rd)
+		if err != nil || !bytes.Equal(got, plain) {
+			t.Fatalf("reads of %d: %v", bs, err)
+		}
+	}
+}

@@ -129,9 +129,18 @@ func (e *Encrypter) Read(p []byte) (int, error) {
 				e.err = io.EOF
 				break
 			}
-			if err := e.seal(); err != nil {
+			var dst []byte
+			if len(p)-n >= sealedSize {
+				dst = p[n:n:len(p)] // seal straight into p, sparing a copy
+			}
+			if err := e.seal(dst); err != nil {
 				e.err = err
 				break
+			}
+			if dst != nil {
+				n += len(e.out)
+				e.out = nil
+				continue
 			}
 		}
 		c := copy(p[n:], e.out)
@@ -144,7 +153,9 @@ func (e *Encrypter) Read(p []byte) (int, error) {
 	return 0, e.err
 }
 
-func (e *Encrypter) seal() error {
+// seal reads and seals the next package into dst (nil: into e.buf),
+// leaving the sealed bytes in e.out.
+func (e *Encrypter) seal(dst []byte) error {
 	k := min(e.remaining, PackageSize)
 	b := e.buf[:k]
 	if _, err := io.ReadFull(e.src, b); err != nil {
@@ -162,7 +173,10 @@ func (e *Encrypter) seal() error {
 		return ErrDigest
 	}
 	var nb [12]byte
-	e.out = e.aead.Seal(b[:0], nonce(&nb, e.next, final), b, e.header[:])
+	if dst == nil {
+		dst = b[:0]
+	}
+	e.out = e.aead.Seal(dst, nonce(&nb, e.next, final), b, e.header[:])
 	e.next++
 	return nil
 }
