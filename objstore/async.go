@@ -504,6 +504,11 @@ func (s *Store) putVersion(bucket, key string, d *newData, sum []byte, opt PutOp
 		}
 		opt.FinalMeta(v.Meta)
 	}
+	if opt.ETag != nil {
+		if e := opt.ETag(); e != "" {
+			v.ETag = e
+		}
+	}
 	if d != nil {
 		v.Size = d.rec.Size
 		v.Segments = []meta.Segment{d.segment()}

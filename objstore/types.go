@@ -60,6 +60,11 @@ type PutOptions struct {
 	Completing func(parts []PartInfo, meta map[string]string, a *Attrs) error
 	// Attrs are the new version's attributes.
 	Attrs Attrs
+	// ETag, when set, is called once the body has been read (as
+	// FinalMeta) and a non-empty result is the version's ETag in place of
+	// the body's MD5: the S3 face gives an SSE-S3 object its plaintext's
+	// MD5 while the store holds ciphertext. Put and PutAsync only.
+	ETag func() string
 }
 
 // GetOptions select what Open and Head read.

@@ -31,6 +31,9 @@ type Options struct {
 	Clients   int
 	Duration  time.Duration
 	Keys      int // distinct keys written or read; default 64
+	// Headers are sent with every object request (PUT and GET), such
+	// as the server-side encryption headers.
+	Headers http.Header
 }
 
 // Result is what a run measured.
@@ -183,6 +186,11 @@ func (c *client) do(ctx context.Context, method, key string, body []byte) error 
 	}
 	if body != nil {
 		req.ContentLength = int64(len(body))
+	}
+	if key != "" {
+		for k, v := range c.o.Headers {
+			req.Header[k] = v
+		}
 	}
 	if err := sigv4.Sign(req, c.o.AccessKey, c.o.SecretKey, c.o.Region, "s3", "", time.Now()); err != nil {
 		return err

@@ -2,9 +2,13 @@ package main
 
 import (
 	"context"
+	"crypto/md5"
+	"crypto/rand"
+	"encoding/base64"
 	"encoding/json"
 	"flag"
 	"fmt"
+	"net/http"
 	"os"
 	"strconv"
 	"strings"
@@ -26,8 +30,9 @@ func parseBench(args []string) (invocation, error) {
 		return invocation{}, usageErrorf("bench", "want 'cairn bench s3 [flags]'")
 	}
 	var o benchOptions
-	var size string
+	var size, sseMode string
 	fs := flag.NewFlagSet("bench s3", flag.ContinueOnError)
+	fs.StringVar(&sseMode, "sse", "", "server-side encryption of the objects: `s3` (SSE-S3), kms[:KEY] (SSE-KMS), c (SSE-C, a random key per run); default none")
 	fs.StringVar(&o.Load.Endpoint, "endpoint", "http://"+defaultAddress, "S3 endpoint `URL`")
 	fs.StringVar(&o.Load.AccessKey, "access-key", "", "access key (default $CAIRN_ROOT_USER)")
 	fs.StringVar(&o.Load.SecretKey, "secret-key", "", "secret key (default $CAIRN_ROOT_PASSWORD)")
@@ -46,6 +51,9 @@ func parseBench(args []string) (invocation, error) {
 		return invocation{}, usageErrorf("bench s3", "--size %q: %v", size, err)
 	}
 	o.Load.Size = n
+	if o.Load.Headers, err = benchSSEHeaders(sseMode); err != nil {
+		return invocation{}, usageErrorf("bench s3", "--sse %q: %v", sseMode, err)
+	}
 	if o.Load.Op != "put" && o.Load.Op != "get" {
 		return invocation{}, usageErrorf("bench s3", "--op %q: want put or get", o.Load.Op)
 	}
@@ -53,6 +61,34 @@ func parseBench(args []string) (invocation, error) {
 		return invocation{}, usageErrorf("bench s3", "--clients and --duration must be positive")
 	}
 	return invocation{name: "bench s3", opts: o, logLevel: zerolog.InfoLevel}, nil
+}
+
+// benchSSEHeaders are the object request headers of an --sse mode.
+func benchSSEHeaders(mode string) (http.Header, error) {
+	h := http.Header{}
+	switch kind, key, _ := strings.Cut(mode, ":"); kind {
+	case "":
+		return nil, nil
+	case "s3":
+		h.Set("x-amz-server-side-encryption", "AES256")
+	case "kms":
+		h.Set("x-amz-server-side-encryption", "aws:kms")
+		if key != "" {
+			h.Set("x-amz-server-side-encryption-aws-kms-key-id", key)
+		}
+	case "c":
+		k := make([]byte, 32)
+		if _, err := rand.Read(k); err != nil {
+			return nil, err
+		}
+		sum := md5.Sum(k)
+		h.Set("x-amz-server-side-encryption-customer-algorithm", "AES256")
+		h.Set("x-amz-server-side-encryption-customer-key", base64.StdEncoding.EncodeToString(k))
+		h.Set("x-amz-server-side-encryption-customer-key-MD5", base64.StdEncoding.EncodeToString(sum[:]))
+	default:
+		return nil, fmt.Errorf("want s3, kms[:KEY] or c")
+	}
+	return h, nil
 }
 
 // parseSize reads "4KiB", "64MiB", "1GiB", "100" (bytes).

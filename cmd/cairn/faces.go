@@ -63,7 +63,7 @@ func unsigned(r *http.Request, _ *mux.RouteMatch) bool {
 // unsigned requests, the Iceberg REST catalog under /iceberg/v1/ and
 // /_iceberg/v1/ (and the table-bucket admin API), then the S3 API for
 // everything else.
-func newRouter(ctx context.Context, st *objstore.Store, parts *catalogParts, log zerolog.Logger) (http.Handler, error) {
+func newRouter(ctx context.Context, st *objstore.Store, parts *catalogParts, log zerolog.Logger, s3opts ...func(*s3.Options)) (http.Handler, error) {
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	if err := registerCacheMetrics(reg, st); err != nil {
@@ -78,12 +78,16 @@ func newRouter(ctx context.Context, st *objstore.Store, parts *catalogParts, log
 	if err != nil {
 		return nil, err
 	}
-	s3srv, err := s3.New(st, s3.Options{
+	s3o := s3.Options{
 		Users:   users,
 		Domains: domains(),
 		Logger:  log.With().Str("component", "s3").Logger(),
 		Metrics: metrics,
-	})
+	}
+	for _, f := range s3opts {
+		f(&s3o)
+	}
+	s3srv, err := s3.New(st, s3o)
 	if err != nil {
 		return nil, err
 	}

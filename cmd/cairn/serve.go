@@ -40,6 +40,7 @@ type serveOptions struct {
 	Log               logFlags
 	ReadCache         readCacheFlag
 	Memory            memoryFlags
+	SSE               sseFlags
 }
 
 func parseServe(args []string) (invocation, error) {
@@ -52,6 +53,7 @@ func parseServe(args []string) (invocation, error) {
 	o.MountOpt.register(fs)
 	o.ReadCache.register(fs)
 	o.Memory.register(fs)
+	o.SSE.register(fs)
 	fs.DurationVar(&o.LifecycleInterval, "lifecycle-interval", 0, "how often lifecycle rules are applied (0: 1h)")
 	fs.DurationVar(&o.LifecycleDay, "lifecycle-day", 0, "the length of a lifecycle rule's day (0: 24h; shorter to rehearse rules)")
 	if help, err := parseFlags(fs, args); help != nil || err != nil {
@@ -124,7 +126,11 @@ func runServe(ctx context.Context, o serveOptions, d deps) (err error) {
 		}()
 	}
 
-	r, err := newRouter(ctx, st, parts, logger)
+	keys, err := o.SSE.keys(sopt.Dir, logger)
+	if err != nil {
+		return err
+	}
+	r, err := newRouter(ctx, st, parts, logger, o.SSE.s3Option(keys))
 	if err != nil {
 		return err
 	}

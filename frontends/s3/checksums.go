@@ -102,6 +102,9 @@ func partChecksum(req *request, body io.Reader, up uploadChecksum) (io.Reader, f
 	}
 	if declared != "" || up.algo == "" {
 		return body, func() string {
+			if req.body == nil {
+				return ""
+			}
 			if algo, v, ok := req.body.Checksum(); ok {
 				return algo + ":" + v
 			}
@@ -125,8 +128,9 @@ func splitPartSum(s string) (algo, value string) {
 // the object's checksum from its parts' (composite: the checksum of the
 // concatenated part checksums; full object: their CRCs combined), checks
 // it against the one the client sent for the whole object, if any, and
-// keeps it. out receives the value for the response.
-func completeChecksum(up uploadChecksum, clientAlgo, clientSum string, out *string) func([]objstore.PartInfo, map[string]string, *objstore.Attrs) error {
+// keeps it. plain gives a part's plaintext size from its stored one (they
+// differ for encrypted parts). out receives the value for the response.
+func completeChecksum(up uploadChecksum, plain func(int64) int64, clientAlgo, clientSum string, out *string) func([]objstore.PartInfo, map[string]string, *objstore.Attrs) error {
 	if up.algo == "" {
 		return nil
 	}
@@ -155,7 +159,7 @@ func completeChecksum(up uploadChecksum, clientAlgo, clientSum string, out *stri
 			case acc == nil:
 				acc = raw
 			default:
-				if acc, err = sigv4.CombineChecksums(up.algo, acc, raw, p.Size); err != nil {
+				if acc, err = sigv4.CombineChecksums(up.algo, acc, raw, plain(p.Size)); err != nil {
 					return err
 				}
 			}

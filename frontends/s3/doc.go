@@ -11,7 +11,11 @@
 // key) to the same authorization as every other request. The
 // authorization decision is the sub-package access's (authz.go feeds it
 // the request, the user's policy and the bucket's documents; acl.go and
-// bucketpolicy.go keep those documents).
+// bucketpolicy.go keep those documents). The encryption formats and keys
+// of SSE-C, SSE-S3 and SSE-KMS are the sub-package sse's (encryption.go
+// and sse*.go wire them: bodies are encrypted before Store.Put and
+// decrypted after the ObjectReader, so the store only ever holds an
+// encrypted object's ciphertext).
 //
 // It may import objstore and its own sub-packages only: never another
 // face, never objstore's internals (meta, erasure, drive).

@@ -14,6 +14,7 @@ import (
 	"github.com/cairnstore/cairn/frontends/s3/postform"
 	"github.com/cairnstore/cairn/frontends/s3/sigv2"
 	"github.com/cairnstore/cairn/frontends/s3/sigv4"
+	"github.com/cairnstore/cairn/frontends/s3/sse"
 	"github.com/cairnstore/cairn/objstore"
 )
 
@@ -167,6 +168,19 @@ func formError(err error) *APIError {
 	return nil
 }
 
+// sseErrors map the encryption sentinels (encryption at rest).
+var sseErrors = []struct {
+	err error
+	api APIError
+}{
+	{sse.ErrWrongKey, APIError{"AccessDenied", 403, "The customer key given does not match the key the object was encrypted with."}},
+	{sse.ErrMasterKey, APIError{"InternalError", 500, "The server's master key (or key ring key) does not open this object's key: the key it was written with was lost or replaced."}},
+	{sse.ErrNoMasterKey, APIError{"NotImplemented", 501, "SSE-S3 needs a master key, and the server has none configured."}},
+	{sse.ErrNoSuchKey, APIError{"KMS.NotFoundException", 400, "The key ring has no such key."}},
+	{sse.ErrDigest, APIError{"BadDigest", 400, "The Content-MD5 you specified did not match what we received."}},
+	{sse.ErrCorrupt, APIError{"InternalError", 500, "The stored encrypted data does not authenticate."}},
+}
+
 // toAPIError is the one mapping from errors to S3 error responses.
 func toAPIError(err error) *APIError {
 	var api *APIError
@@ -183,7 +197,7 @@ func toAPIError(err error) *APIError {
 	for _, t := range [][]struct {
 		err error
 		api APIError
-	}{authErrors, storeErrors} {
+	}{sseErrors, authErrors, storeErrors} {
 		for _, e := range t {
 			if errors.Is(err, e.err) {
 				a := e.api

@@ -137,7 +137,7 @@ func (s *Server) listObjectsV2(w *recorder, req *request) error {
 func fillList(res *listBucketResult, page objstore.ListPage, e encoder, own *owner) {
 	for _, o := range page.Objects {
 		res.Contents = append(res.Contents, objectItem{Key: e.enc(o.Key), LastModified: iso8601(o.ModTime),
-			ETag: quote(o.ETag), Size: o.Size, Owner: own, StorageClass: "STANDARD"})
+			ETag: quote(o.ETag), Size: plainSize(o), Owner: own, StorageClass: "STANDARD"})
 	}
 	for _, p := range page.CommonPrefixes {
 		res.CommonPrefixes = append(res.CommonPrefixes, commonPrefix{Prefix: e.enc(p)})
@@ -174,7 +174,7 @@ func (s *Server) listObjectVersions(w *recorder, req *request) error {
 			it.XMLName.Local = "DeleteMarker"
 		} else {
 			it.XMLName.Local = "Version"
-			it.ETag, it.Size, it.StorageClass = quote(v.ETag), ptr(v.Size), "STANDARD"
+			it.ETag, it.Size, it.StorageClass = quote(v.ETag), ptr(plainSize(v)), "STANDARD"
 		}
 		res.Versions = append(res.Versions, it)
 	}

@@ -24,12 +24,22 @@ func (s *Server) createMultipartUpload(w *recorder, req *request) error {
 	if sum.algo != "" {
 		setSys(&attrs, sysChecksum, sum.String())
 	}
+	enc, err := s.sseForWrite(req)
+	if err != nil {
+		return err
+	}
+	if enc != nil {
+		enc.setAttrs(&attrs)
+	}
 	id, err := s.store.CreateMultipartUpload(req.Context(), req.bucket, req.key, objstore.PutOptions{
 		ContentType: req.Header.Get("Content-Type"), Meta: meta, Attrs: attrs})
 	if err != nil {
 		return err
 	}
 	checksumHeaders(w.Header(), sum)
+	if enc != nil {
+		enc.headers(w.Header())
+	}
 	return writeXML(w, initiateMultipartUploadResult{NS: s3NS, Bucket: req.bucket, Key: req.key, UploadID: id})
 }
 
@@ -61,9 +71,22 @@ func (s *Server) uploadPart(w *recorder, req *request) error {
 	if err != nil {
 		return err
 	}
+	// The checksum is of the plaintext: taken before any encryption.
 	body, sum, err := partChecksum(req, body, decodeUploadChecksum(up.Attrs.Sys))
 	if err != nil {
 		return err
+	}
+	part, err := s.sseForPart(req, up.Attrs)
+	if err != nil {
+		return err
+	}
+	if part != nil {
+		if body, size, err = s.wrapPart(part, body, size, md5sum); err != nil {
+			return err
+		}
+		defer part.done()
+		md5sum = nil
+		part.headers(w.Header())
 	}
 	p, err := s.store.PutPart(req.Context(), req.bucket, req.key, up.UploadID, n, body, size,
 		objstore.PartOptions{ContentMD5: md5sum, Checksum: sum})
@@ -111,7 +134,10 @@ func (s *Server) uploadPartCopy(w *recorder, req *request) error {
 	if err := s.checkCopySourceTimes(req, sb, sk, sv); err != nil {
 		return err
 	}
-	p, err := s.store.CopyPart(req.Context(), req.bucket, req.key, req.URL.Query().Get("uploadId"), n, sb, sk, sv, start, length)
+	p, handled, err := s.sseUploadPartCopy(w, req, n, sb, sk, sv, start, length)
+	if !handled {
+		p, err = s.store.CopyPart(req.Context(), req.bucket, req.key, req.URL.Query().Get("uploadId"), n, sb, sk, sv, start, length)
+	}
 	if err != nil {
 		return err
 	}
@@ -147,7 +173,7 @@ func (s *Server) completeMultipartUpload(w *recorder, req *request) error {
 	var value string
 	info, err := s.store.CompleteMultipartUpload(req.Context(), req.bucket, req.key, uploadID, parts,
 		objstore.PutOptions{IfMatch: req.Header.Get("If-Match"), IfNoneMatch: req.Header.Get("If-None-Match"),
-			Completing: completeChecksum(usum, algo, objSum, &value)})
+			Completing: completeChecksum(usum, ssePartSizer(up.Attrs), algo, objSum, &value)})
 	if err != nil {
 		return err
 	}
@@ -163,6 +189,7 @@ func (s *Server) completeMultipartUpload(w *recorder, req *request) error {
 	case hasSum:
 		w.Header().Set("x-amz-checksum-"+algo, objSum)
 	}
+	sseCompleteHeaders(w.Header(), req, info)
 	return writeXML(w, res)
 }
 
@@ -198,13 +225,14 @@ func (s *Server) listParts(w *recorder, req *request) error {
 	if c := decodeUploadChecksum(up.Attrs.Sys); c.algo != "" {
 		res.ChecksumAlgorithm, res.ChecksumType = strings.ToUpper(c.algo), c.typ
 	}
+	partSize := ssePartSizer(up.Attrs)
 	parts, truncated, err := s.store.ListParts(req.Context(), req.bucket, req.key, q.Get("uploadId"), marker, max)
 	if err != nil {
 		return err
 	}
 	res.IsTruncated = truncated
 	for _, p := range parts {
-		it := partItem{PartNumber: p.Number, LastModified: iso8601(p.ModTime), ETag: quote(p.ETag), Size: p.Size}
+		it := partItem{PartNumber: p.Number, LastModified: iso8601(p.ModTime), ETag: quote(p.ETag), Size: partSize(p.Size)}
 		it.setChecksum(splitPartSum(p.Checksum))
 		res.Parts = append(res.Parts, it)
 		res.NextPartNumberMarker = p.Number

@@ -142,9 +142,22 @@ func (s *Server) putObject(w *recorder, req *request) error {
 	if opt.IfNoneMatch != "" && opt.IfNoneMatch != "*" {
 		return apiErr("NotImplemented", 501, "If-None-Match on PUT supports only *.")
 	}
+	enc, err := s.sseForWrite(req)
+	if err != nil {
+		return err
+	}
+	if enc != nil {
+		if body, size, err = s.wrapPut(enc, body, size, &opt); err != nil {
+			return err
+		}
+		defer enc.done()
+	}
 	info, err := s.store.Put(req.Context(), req.bucket, req.key, body, size, opt)
 	if err != nil {
 		return err
+	}
+	if enc != nil {
+		enc.headers(w.Header())
 	}
 	w.Header().Set("ETag", quote(info.ETag))
 	if info.VersionID != objstore.NullVersion {
@@ -188,6 +201,13 @@ func (s *Server) serveObject(w *recorder, req *request, withBody bool) error {
 	}
 	defer func() { _ = r.Close() }()
 	info := r.Info()
+	sr, err := s.sseForRead(req, info, "")
+	if err != nil {
+		return err
+	}
+	if sr != nil {
+		info = sr.view(info)
+	}
 	if err := checkConditions(req.Request, info); err != nil {
 		if errors.Is(err, errNotModified) {
 			w.Header().Set("ETag", quote(info.ETag))
@@ -223,6 +243,9 @@ func (s *Server) serveObject(w *recorder, req *request, withBody bool) error {
 	}
 	writeObjectHeaders(w, req.Request, info, start == 0 && length == info.Size)
 	s.attrHeaders(w.Header(), info)
+	if sr != nil {
+		sr.headers(w.Header())
+	}
 	w.Header().Set("Content-Length", fmtInt(length))
 	status := http.StatusOK
 	if partial {
@@ -232,6 +255,9 @@ func (s *Server) serveObject(w *recorder, req *request, withBody bool) error {
 	w.WriteHeader(status)
 	if !withBody || length == 0 {
 		return nil
+	}
+	if sr != nil {
+		return s.serveSSEBody(w, sr, r, start, length)
 	}
 	if length <= smallBody {
 		// One read, one write: no copy buffer to allocate.
@@ -351,13 +377,20 @@ func (s *Server) copyObject(w *recorder, req *request) error {
 	if opt.AttrsFor, err = s.copyAttrs(req); err != nil {
 		return err
 	}
-	if sb == req.bucket && sk == req.key && sv == "" && !opt.ReplaceMeta {
+	dst, err := s.sseForWrite(req)
+	if err != nil {
+		return err
+	}
+	if sb == req.bucket && sk == req.key && sv == "" && !opt.ReplaceMeta && (dst == nil || dst.req.fromDefault) {
 		return apiErr("InvalidRequest", 400, "This copy request is illegal because it is trying to copy an object to itself without changing the object's metadata, storage class, website redirect location or encryption attributes.")
 	}
 	if err := s.checkCopySourceTimes(req, sb, sk, sv); err != nil {
 		return err
 	}
-	info, err := s.store.Copy(req.Context(), sb, sk, req.bucket, req.key, opt)
+	info, handled, err := s.sseCopy(req, sb, sk, opt, dst)
+	if !handled {
+		info, err = s.store.Copy(req.Context(), sb, sk, req.bucket, req.key, opt)
+	}
 	if err != nil {
 		if errors.Is(err, objstore.ErrDeleteMarker) {
 			return objstore.ErrNoSuchKey
@@ -369,6 +402,9 @@ func (s *Server) copyObject(w *recorder, req *request) error {
 	}
 	if info.VersionID != objstore.NullVersion {
 		w.Header().Set("x-amz-version-id", info.VersionID)
+	}
+	if dst != nil {
+		dst.headers(w.Header())
 	}
 	return writeXML(w, copyObjectResult{NS: s3NS, LastModified: iso8601(info.ModTime), ETag: quote(info.ETag)})
 }
@@ -470,7 +506,7 @@ func (s *Server) getObjectAttributes(w *recorder, req *request) error {
 		res.ETag = info.ETag
 	}
 	if want["ObjectSize"] {
-		res.ObjectSize = &info.Size
+		res.ObjectSize = ptr(plainSize(info))
 	}
 	if want["StorageClass"] {
 		res.StorageClass = "STANDARD"

@@ -12,11 +12,13 @@ import (
 	"sync/atomic"
 	"time"
 
+	md5simd "github.com/minio/md5-simd"
 	"github.com/rs/zerolog"
 
 	"github.com/cairnstore/cairn/frontends/s3/access"
 	"github.com/cairnstore/cairn/frontends/s3/iam"
 	"github.com/cairnstore/cairn/frontends/s3/sigv4"
+	"github.com/cairnstore/cairn/frontends/s3/sse"
 	"github.com/cairnstore/cairn/internal/httpx"
 	"github.com/cairnstore/cairn/objstore"
 )
@@ -43,6 +45,12 @@ type Options struct {
 	// Users, when set, is the user directory: it supplies Secret when
 	// nil, the users' policies and the root, and serves the admin API.
 	Users *iam.Directory
+	// SSE are the keys of server-side encryption: the SSE-S3 master key
+	// and the SSE-KMS key ring (nil: neither; SSE-C works without).
+	SSE *sse.Keys
+	// SSECOverHTTP accepts SSE-C keys on plain HTTP from any address, not
+	// only from loopback (for a server behind a TLS-terminating proxy).
+	SSECOverHTTP bool
 }
 
 // Server serves the S3 API. Build it with New.
@@ -57,6 +65,10 @@ type Server struct {
 	subs     struct {
 		bucket, object map[string]map[string]subroute
 	}
+	// md5srv hashes SSE plaintexts (ETags, Content-MD5) of concurrent
+	// large writes in SIMD lanes; made on first use, largeSSE counts them.
+	md5srv   func() md5simd.Server
+	largeSSE atomic.Int32
 }
 
 // New returns an S3 server over store.
@@ -72,6 +84,9 @@ func New(store *objstore.Store, opt Options) (*Server, error) {
 	if opt.Region == "" {
 		opt.Region = "us-east-1"
 	}
+	if opt.SSE == nil {
+		opt.SSE, _ = sse.NewKeys(nil, nil) // cannot fail without keys
+	}
 	var id [8]byte
 	_, _ = rand.Read(id[:])
 	s := &Server{
@@ -85,6 +100,7 @@ func New(store *objstore.Store, opt Options) (*Server, error) {
 		}},
 	}
 	s.subs.bucket, s.subs.object = s.bucketSubs(), s.objectSubs()
+	s.md5srv = sync.OnceValue(md5simd.NewServer)
 	return s, nil
 }
 

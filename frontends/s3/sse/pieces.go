@@ -1,0 +1,136 @@
+package sse
+
+import (
+	"fmt"
+	"io"
+)
+
+// Piece is the part of a plaintext range that lies in one stream, as the
+// stored bytes to fetch for it: a GET streams COff..COff+CLen (whole
+// packages) through a PieceWriter, which lets the store serve them from
+// its block cache rather than through ReadAt.
+type Piece struct {
+	HeaderOff  int64 // where the stream's header is in the stored data
+	COff, CLen int64 // the packages holding the range
+	first      int64 // the first of them
+	count      int64 // the stream's packages
+	skip, n    int64 // plaintext to drop from the first package, then to give
+}
+
+// Pieces splits plaintext bytes [off, off+n) into the streams they lie in.
+func (l Layout) Pieces(off, n int64) ([]Piece, error) {
+	if off < 0 || n < 0 || off+n > l.Size() {
+		return nil, fmt.Errorf("sse: range %d+%d outside %d bytes", off, n, l.Size())
+	}
+	var out []Piece
+	end := off + n
+	for _, s := range l.streams {
+		lo, hi := max(off, s.pOff), min(end, s.pOff+s.pLen)
+		if lo >= hi && !(n == 0 && lo == s.pOff) {
+			continue
+		}
+		rel, relEnd := lo-s.pOff, hi-s.pOff
+		first := rel / PackageSize
+		last := max(relEnd-1, rel) / PackageSize
+		cs := s.cOff + HeaderSize + first*sealedSize
+		ce := min(s.cOff+HeaderSize+(last+1)*sealedSize, s.cOff+s.cLen)
+		out = append(out, Piece{HeaderOff: s.cOff, COff: cs, CLen: ce - cs, first: first, count: packages(s.pLen),
+			skip: rel - first*PackageSize, n: relEnd - rel})
+		if n == 0 {
+			break
+		}
+	}
+	return out, nil
+}
+
+// PieceWriter decrypts a Piece's packages written to it in order and
+// writes the plaintext of the range to w.
+type PieceWriter struct {
+	w    io.Writer
+	p    Piece
+	aead interface {
+		Open(dst, nonce, ct, ad []byte) ([]byte, error)
+	}
+	header [HeaderSize]byte
+	buf    []byte // one sealed package being filled
+	out    []byte // its plaintext
+	next   int64  // its number
+	skip   int64
+	left   int64 // plaintext still to give
+}
+
+// NewPieceWriter decrypts p's packages under objectKey; header is the
+// stream's header (the HeaderSize bytes at p.HeaderOff).
+func NewPieceWriter(w io.Writer, objectKey, header []byte, p Piece) (*PieceWriter, error) {
+	pw := &PieceWriter{w: w, p: p, next: p.first, skip: p.skip, left: p.n, buf: make([]byte, 0, sealedSize), out: make([]byte, 0, PackageSize)}
+	copy(pw.header[:], header)
+	aead, err := streamCipher(objectKey, header)
+	if err != nil {
+		return nil, err
+	}
+	pw.aead = aead
+	return pw, nil
+}
+
+// Write implements io.Writer.
+func (pw *PieceWriter) Write(b []byte) (int, error) {
+	n := len(b)
+	for len(b) > 0 {
+		if len(pw.buf) == 0 && len(b) >= sealedSize {
+			// A whole package in b: open it from there, sparing a copy.
+			if err := pw.open(b[:sealedSize]); err != nil {
+				return n - len(b), err
+			}
+			b = b[sealedSize:]
+			continue
+		}
+		c := min(len(b), sealedSize-len(pw.buf))
+		pw.buf = append(pw.buf, b[:c]...)
+		b = b[c:]
+		if len(pw.buf) == sealedSize {
+			if err := pw.open(pw.buf); err != nil {
+				return n - len(b), err
+			}
+		}
+	}
+	return n, nil
+}
+
+// Close opens the last, shorter package; it fails when the piece's
+// bytes did not all arrive.
+func (pw *PieceWriter) Close() error {
+	if len(pw.buf) > 0 {
+		if err := pw.open(pw.buf); err != nil {
+			return err
+		}
+	}
+	if pw.left > 0 {
+		return fmt.Errorf("%w: %d bytes of the range are missing", ErrCorrupt, pw.left)
+	}
+	return nil
+}
+
+// open opens one sealed package (in pw.buf, or in the caller's buffer,
+// which it must not change) into pw.out.
+func (pw *PieceWriter) open(sealed []byte) error {
+	var nb [12]byte
+	pt, err := pw.aead.Open(pw.out[:0], nonce(&nb, pw.next, pw.next == pw.p.count-1), sealed, pw.header[:])
+	if err != nil {
+		return fmt.Errorf("%w: package %d", ErrCorrupt, pw.next)
+	}
+	pw.next++
+	pw.buf = pw.buf[:0]
+	if pw.skip >= int64(len(pt)) {
+		pw.skip -= int64(len(pt))
+		return nil
+	}
+	pt = pt[pw.skip:]
+	pw.skip = 0
+	pt = pt[:min(int64(len(pt)), pw.left)]
+	if len(pt) == 0 {
+		return nil
+	}
+	pw.left -= int64(len(pt))
+	_, err = pw.w.Write(pt)
+	return err
+}
