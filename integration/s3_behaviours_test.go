@@ -9,7 +9,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
+	"github.com/aws/aws-sdk-go-v2/service/s3/types"
 )
 
 // TestS3Behaviours covers what AWS documents for existing calls beyond
@@ -51,6 +53,54 @@ func TestS3Behaviours(t *testing.T) {
 		}
 		if got := sdkGet(t, c, bucket, "chunked", ""); !bytes.Equal(got, body) {
 			t.Fatalf("chunked PUT kept %d bytes, want %d", len(got), len(body))
+		}
+	})
+
+	t.Run("complete again and without parts", func(t *testing.T) {
+		key := "mp-again"
+		cr, err := c.CreateMultipartUpload(callCtx(t), &s3.CreateMultipartUploadInput{Bucket: &bucket, Key: &key})
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, err = c.CompleteMultipartUpload(callCtx(t), &s3.CompleteMultipartUploadInput{Bucket: &bucket, Key: &key, UploadId: cr.UploadId})
+		wantAPIError(t, "complete without parts", err, "MalformedXML", 400)
+		n := int32(1)
+		up, err := c.UploadPart(callCtx(t), &s3.UploadPartInput{Bucket: &bucket, Key: &key, UploadId: cr.UploadId, PartNumber: &n, Body: bytes.NewReader([]byte("x"))})
+		if err != nil {
+			t.Fatal(err)
+		}
+		in := &s3.CompleteMultipartUploadInput{Bucket: &bucket, Key: &key, UploadId: cr.UploadId,
+			MultipartUpload: &types.CompletedMultipartUpload{Parts: []types.CompletedPart{{PartNumber: &n, ETag: up.ETag}}}}
+		first, err := c.CompleteMultipartUpload(callCtx(t), in)
+		if err != nil {
+			t.Fatal(err)
+		}
+		again, err := c.CompleteMultipartUpload(callCtx(t), in) // a retry is answered again, as S3 does
+		if err != nil || aws.ToString(again.ETag) != aws.ToString(first.ETag) {
+			t.Fatalf("second complete: %v, ETag %q want %q", err, aws.ToString(again.ETag), aws.ToString(first.ETag))
+		}
+	})
+
+	t.Run("presign expiry out of range", func(t *testing.T) {
+		sdkPut(t, c, bucket, "presigned", []byte("x"))
+		for _, tc := range []struct {
+			name    string
+			expires time.Duration
+			status  int
+			code    string
+		}{
+			{"zero", 0, http.StatusForbidden, "AuthorizationQueryParametersError"},
+			{"over a week", 7*24*time.Hour + time.Second, http.StatusForbidden, "AuthorizationQueryParametersError"},
+			{"a week", 7 * 24 * time.Hour, http.StatusOK, ""},
+		} {
+			t.Run(tc.name, func(t *testing.T) {
+				req := newRaw(t, http.MethodGet, objectURL(srv, bucket, "presigned"), nil)
+				u := presignRaw(t, req, s3User, s3Secret, time.Now(), tc.expires)
+				res := doRaw(t, newRaw(t, http.MethodGet, u, nil))
+				if res.status != tc.status || res.code != tc.code {
+					t.Fatalf("GET: %d %s, want %d %s (%s)", res.status, res.code, tc.status, tc.code, res.body)
+				}
+			})
 		}
 	})
 

@@ -40,7 +40,7 @@ func (s *Server) authenticate(r *http.Request, routed bool) (sigv4.Auth, *sigv4.
 		return sigv4.Auth{AccessKey: a.AccessKey, Presigned: a.Presigned, Payload: unsignedPayload(r), Version: 2}, body, nil
 	}
 	auth, body, err := s.verifier.Verify(r)
-	if !errors.Is(err, sigv4.ErrMissingAuth) || s.opt.Authorize == nil || !routed {
+	if !errors.Is(err, sigv4.ErrMissingAuth) || (s.opt.Authorize == nil && s.opt.Users == nil) || !routed {
 		return auth, body, err
 	}
 	body, err = sigv4.UnsignedBody(r)

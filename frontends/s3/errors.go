@@ -108,6 +108,7 @@ var authErrors = []struct {
 	{sigv4.ErrSignatureMismatch, APIError{"SignatureDoesNotMatch", 403, "The request signature we calculated does not match the signature you provided. Check your key and signing method."}},
 	{sigv4.ErrTimeSkewed, APIError{"RequestTimeTooSkewed", 403, "The difference between the request time and the current time is too large."}},
 	{sigv4.ErrExpired, APIError{"AccessDenied", 403, "Request has expired."}},
+	{sigv4.ErrExpiresRange, APIError{"AuthorizationQueryParametersError", 403, "X-Amz-Expires must be a number of seconds from 1 to 604800 (a week); presign the URL again with an expiry in that range."}},
 	{sigv4.ErrContentSHA256Mismatch, APIError{"XAmzContentSHA256Mismatch", 400, "The provided 'x-amz-content-sha256' header does not match what was computed."}},
 	{sigv4.ErrChecksumMismatch, APIError{"BadDigest", 400, "The checksum you specified did not match the calculated checksum."}},
 	{sigv4.ErrInvalidChecksum, APIError{"InvalidRequest", 400, "The checksum header or trailer is not valid."}},

@@ -113,7 +113,7 @@ func sigv4Sentinels() map[string]error {
 		"ErrMissingAuth": sigv4.ErrMissingAuth, "ErrMalformedAuth": sigv4.ErrMalformedAuth,
 		"ErrUnsupportedAlgorithm": sigv4.ErrUnsupportedAlgorithm, "ErrUnknownAccessKey": sigv4.ErrUnknownAccessKey,
 		"ErrSignatureMismatch": sigv4.ErrSignatureMismatch, "ErrTimeSkewed": sigv4.ErrTimeSkewed,
-		"ErrExpired": sigv4.ErrExpired, "ErrContentSHA256Mismatch": sigv4.ErrContentSHA256Mismatch,
+		"ErrExpired": sigv4.ErrExpired, "ErrExpiresRange": sigv4.ErrExpiresRange, "ErrContentSHA256Mismatch": sigv4.ErrContentSHA256Mismatch,
 		"ErrChecksumMismatch": sigv4.ErrChecksumMismatch, "ErrInvalidChecksum": sigv4.ErrInvalidChecksum,
 		"ErrMalformedChunk": sigv4.ErrMalformedChunk, "ErrIncompleteBody": sigv4.ErrIncompleteBody,
 	}

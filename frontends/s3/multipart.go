@@ -1,6 +1,7 @@
 package s3
 
 import (
+	"errors"
 	"net/http"
 	"strconv"
 	"strings"
@@ -153,12 +154,21 @@ func (s *Server) completeMultipartUpload(w *recorder, req *request) error {
 	// against the one computed from the parts' when the upload has one.
 	algo, objSum, hasSum := req.body.DetachHeaderChecksum()
 	var c completeMultipartUpload
-	if err := decodeXML(req, &c, false); err != nil {
+	if err := decodeXML(req, &c, true); err != nil {
 		return err
+	}
+	if len(c.Parts) == 0 {
+		// S3 answers a complete without parts (or without a body) so.
+		return apiErr("MalformedXML", 400, "The XML you provided was not well-formed or did not validate against our published schema: name the parts to complete.")
 	}
 	uploadID := req.URL.Query().Get("uploadId")
 	up, err := s.store.Upload(req.Context(), req.bucket, req.key, uploadID)
-	if err != nil {
+	switch {
+	case errors.Is(err, objstore.ErrNoSuchUpload):
+		// Perhaps a retried complete of an upload that is done: the
+		// store answers it again (or NoSuchUpload), with nothing to
+		// compute from the upload's attributes.
+	case err != nil:
 		return err
 	}
 	usum := decodeUploadChecksum(up.Attrs.Sys)

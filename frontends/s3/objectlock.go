@@ -232,7 +232,8 @@ func (s *Server) bypassGovernance(req *request, key string) bool {
 	if !strings.EqualFold(strings.TrimSpace(req.Header.Get("x-amz-bypass-governance-retention")), "true") {
 		return false
 	}
-	return s.opt.Authorize == nil || s.opt.Authorize(req.auth.AccessKey, "s3:BypassGovernanceRetention", resource(req.bucket, key))
+	ok, err := s.allowed(req, "s3:BypassGovernanceRetention", req.bucket, key, nil)
+	return ok && err == nil
 }
 
 // lockBucket returns the request's bucket, which must have object lock.

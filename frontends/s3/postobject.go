@@ -76,12 +76,14 @@ func (s *Server) postObject(w *recorder, req *request) error {
 			lo, hi = l, min(h, hi)
 		}
 	}
-	if !s.authorizePost(auth.AccessKey, req.bucket, key) {
-		return errAccessDenied
-	}
 	req.auth.AccessKey = auth.AccessKey
 	sub, err := formRequest(req, form.Fields)
 	if err != nil {
+		return err
+	}
+	// serve could not see the form's signer: the same decision a PUT gets
+	// is taken here, on the form's fields as headers (x-amz-acl...).
+	if err := s.may(sub, "s3:"+action("PostObject"), req.bucket, key); err != nil {
 		return err
 	}
 	meta, err := metaFromRequest(sub.Header)
@@ -98,19 +100,6 @@ func (s *Server) postObject(w *recorder, req *request) error {
 		return err
 	}
 	return s.postResult(w, req, form.Fields, key, info)
-}
-
-// authorizePost decides whether accessKey ("" for an anonymous form) may
-// upload key: the same decision serve makes for a PUT (s3:PutObject on the
-// object), taken here because serve cannot see the form's signer. An
-// anonymous form is refused when no Authorize is set (that allows every
-// authenticated request, and a form without signature is not one).
-// Whoever replaces serve's authorization call replaces this one too.
-func (s *Server) authorizePost(accessKey, bucket, key string) bool {
-	if s.opt.Authorize == nil {
-		return accessKey != ""
-	}
-	return s.opt.Authorize(accessKey, "s3:"+action("PostObject"), resource(bucket, key))
 }
 
 // formHeader maps a form field to the header a PUT carries for it.

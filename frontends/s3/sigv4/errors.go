@@ -28,6 +28,10 @@ var (
 	// ErrExpired: a presigned URL is past X-Amz-Date + X-Amz-Expires (403
 	// AccessDenied "Request has expired").
 	ErrExpired = errors.New("sigv4: presigned request expired")
+	// ErrExpiresRange: a presigned URL's X-Amz-Expires is not a number of
+	// seconds from 1 to a week (403 AuthorizationQueryParametersError, the
+	// status AWS answers it with).
+	ErrExpiresRange = errors.New("sigv4: X-Amz-Expires out of range")
 	// ErrContentSHA256Mismatch: the body does not hash to the declared hex
 	// x-amz-content-sha256 (400 XAmzContentSHA256Mismatch).
 	ErrContentSHA256Mismatch = errors.New("sigv4: x-amz-content-sha256 mismatch")

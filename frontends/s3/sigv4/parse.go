@@ -174,10 +174,10 @@ func parsePresigned(q url.Values, maxExpiry time.Duration) (presigned, error) {
 	}
 	secs, err := strconv.ParseInt(vals["X-Amz-Expires"], 10, 64)
 	if err != nil || secs < 1 {
-		return p, fmt.Errorf("%w: X-Amz-Expires %q is not a positive integer", ErrMalformedAuth, truncate(vals["X-Amz-Expires"], 40))
+		return p, fmt.Errorf("%w: X-Amz-Expires %q is not a positive integer", ErrExpiresRange, truncate(vals["X-Amz-Expires"], 40))
 	}
 	if secs > int64(maxExpiry/time.Second) {
-		return p, fmt.Errorf("%w: X-Amz-Expires %d exceeds %d seconds", ErrMalformedAuth, secs, int64(maxExpiry/time.Second))
+		return p, fmt.Errorf("%w: X-Amz-Expires %d exceeds %d seconds", ErrExpiresRange, secs, int64(maxExpiry/time.Second))
 	}
 	p.expires = time.Duration(secs) * time.Second
 	p.payload = PayloadUnsigned
