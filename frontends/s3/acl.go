@@ -352,11 +352,7 @@ func (s *Server) putACL(req *request, owner, bucketOwner string) (acl access.ACL
 }
 
 func (s *Server) getBucketACL(w *recorder, req *request) error {
-	b, err := s.bucketOf(req)
-	if err != nil {
-		return err
-	}
-	docs, err := s.bucketDocs(b)
+	b, docs, err := s.requestDocs(req)
 	if err != nil {
 		return err
 	}
@@ -369,11 +365,7 @@ func (s *Server) getBucketACL(w *recorder, req *request) error {
 }
 
 func (s *Server) putBucketACL(w *recorder, req *request) error {
-	b, err := s.bucketOf(req)
-	if err != nil {
-		return err
-	}
-	docs, err := s.bucketDocs(b)
+	b, docs, err := s.requestDocs(req)
 	if err != nil {
 		return err
 	}
@@ -393,11 +385,7 @@ func (s *Server) putBucketACL(w *recorder, req *request) error {
 }
 
 func (s *Server) getObjectACL(w *recorder, req *request) error {
-	b, err := s.bucketOf(req)
-	if err != nil {
-		return err
-	}
-	docs, err := s.bucketDocs(b)
+	b, docs, err := s.requestDocs(req)
 	if err != nil {
 		return err
 	}
@@ -422,11 +410,7 @@ func (s *Server) getObjectACL(w *recorder, req *request) error {
 }
 
 func (s *Server) putObjectACL(w *recorder, req *request) error {
-	b, err := s.bucketOf(req)
-	if err != nil {
-		return err
-	}
-	docs, err := s.bucketDocs(b)
+	b, docs, err := s.requestDocs(req)
 	if err != nil {
 		return err
 	}

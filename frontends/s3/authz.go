@@ -196,6 +196,16 @@ type bucketDocsOf struct {
 }
 
 // bucketDocs parses (through the cache) a bucket's access documents.
+// requestDocs returns the request's bucket and its parsed documents.
+func (s *Server) requestDocs(req *request) (objstore.BucketInfo, bucketDocsOf, error) {
+	b, err := s.bucketOf(req)
+	if err != nil {
+		return b, bucketDocsOf{}, err
+	}
+	docs, err := s.bucketDocs(b)
+	return b, docs, err
+}
+
 func (s *Server) bucketDocs(b objstore.BucketInfo) (bucketDocsOf, error) {
 	var d bucketDocsOf
 	var err error

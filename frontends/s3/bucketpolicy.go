@@ -107,11 +107,7 @@ type policyStatus struct {
 // (access.Policy.Public), or, as Ceph does, its ACL grants to everyone
 // (unless IgnorePublicAcls).
 func (s *Server) getBucketPolicyStatus(w *recorder, req *request) error {
-	b, err := s.bucketOf(req)
-	if err != nil {
-		return err
-	}
-	docs, err := s.bucketDocs(b)
+	_, docs, err := s.requestDocs(req)
 	if err != nil {
 		return err
 	}
