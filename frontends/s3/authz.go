@@ -86,7 +86,7 @@ func (s *Server) checkExpectedOwner(req *request) error {
 	if err != nil {
 		return nil // the handler answers NoSuchBucket
 	}
-	if want != s.ownerID(b.Owner) && !(s.accountOwned(b) && want == access.AccountID) {
+	if want != s.ownerID(b.Owner) && (!s.accountOwned(b) || want != access.AccountID) {
 		return errAccessDenied
 	}
 	return nil

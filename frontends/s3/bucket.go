@@ -54,12 +54,6 @@ func (s *Server) owner(req *request) owner {
 	return owner{ID: req.auth.AccessKey, DisplayName: req.auth.AccessKey}
 }
 
-// ownerOf is a recorded owner ("" is the root) as an Owner element.
-func (s *Server) ownerOf(id string) owner {
-	id = s.ownerID(id)
-	return owner{ID: id, DisplayName: id}
-}
-
 type listBucketsResult struct {
 	XMLName           xml.Name     `xml:"ListAllMyBucketsResult"`
 	NS                string       `xml:"xmlns,attr"`

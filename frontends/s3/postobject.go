@@ -39,7 +39,7 @@ type postResponse struct {
 }
 
 func (s *Server) postObject(w *recorder, req *request) error {
-	var body io.Reader = req.Request.Body
+	var body io.Reader = req.Body
 	if req.body != nil {
 		body = req.body
 	}
@@ -146,8 +146,8 @@ func formRequest(req *request, fields map[string]string) (*request, error) {
 		}
 	}
 	sub := *req
-	sub.Request = req.Request.WithContext(req.Context())
-	sub.Request.Header = h
+	sub.Request = req.WithContext(req.Context())
+	sub.Header = h
 	return &sub, nil
 }
 

@@ -17,13 +17,6 @@ type owner struct {
 	DisplayName string `xml:"DisplayName"`
 }
 
-type listAllMyBucketsResult struct {
-	XMLName xml.Name     `xml:"ListAllMyBucketsResult"`
-	NS      string       `xml:"xmlns,attr"`
-	Owner   owner        `xml:"Owner"`
-	Buckets []bucketItem `xml:"Buckets>Bucket"`
-}
-
 type bucketItem struct {
 	Name         string `xml:"Name"`
 	CreationDate string `xml:"CreationDate"`

@@ -241,13 +241,13 @@ func parsePrincipals(raw json.RawMessage) (*Principals, error) {
 	var star string
 	if err := json.Unmarshal(raw, &star); err == nil {
 		if star != "*" {
-			return nil, fmt.Errorf("Principal %q: want \"*\" or an object", star)
+			return nil, fmt.Errorf("principal %q: want \"*\" or an object", star)
 		}
 		return &Principals{Any: true}, nil
 	}
 	var m map[string]stringSet
 	if err := json.Unmarshal(raw, &m); err != nil {
-		return nil, fmt.Errorf("Principal: %v", err)
+		return nil, fmt.Errorf("principal: %v", err)
 	}
 	if len(m) == 0 {
 		return nil, errors.New("empty Principal")
@@ -419,7 +419,7 @@ func (p *Policy) Public() bool {
 		return false
 	}
 	for _, st := range p.Statements {
-		if st.Deny || !(st.Principal.public() || st.NotPrincipal != nil) {
+		if st.Deny || (!st.Principal.public() && st.NotPrincipal == nil) {
 			continue
 		}
 		narrowed := false

@@ -101,17 +101,17 @@ func (r *Rule) check() error {
 			return fmt.Errorf("%w: an AllowedOrigin is empty", ErrMalformed)
 		}
 		if strings.Count(o, "*") > 1 {
-			return fmt.Errorf("%w: AllowedOrigin %q can not have more than one wildcard.", ErrInvalid, clip(o))
+			return fmt.Errorf("%w: AllowedOrigin %q can not have more than one wildcard", ErrInvalid, clip(o))
 		}
 	}
 	for _, h := range r.AllowedHeaders {
 		if strings.Count(h, "*") > 1 {
-			return fmt.Errorf("%w: AllowedHeader %q can not have more than one wildcard.", ErrInvalid, clip(h))
+			return fmt.Errorf("%w: AllowedHeader %q can not have more than one wildcard", ErrInvalid, clip(h))
 		}
 	}
 	for _, h := range r.ExposeHeaders {
 		if strings.Contains(h, "*") {
-			return fmt.Errorf("%w: ExposeHeader %q contains wildcard. We currently do not support wildcard for ExposeHeader.", ErrInvalid, clip(h))
+			return fmt.Errorf("%w: ExposeHeader %q contains wildcard. We currently do not support wildcard for ExposeHeader", ErrInvalid, clip(h))
 		}
 	}
 	return nil

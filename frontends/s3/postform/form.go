@@ -69,7 +69,7 @@ func Read(body io.Reader, contentType string, maxFields int64) (*Form, error) {
 		// A bare io.EOF is the closing boundary; a body that never had
 		// one is a wrapped EOF, and malformed.
 		if err == io.EOF { //nolint:errorlint // see above
-			return nil, fmt.Errorf("%w: POST requires exactly one file upload per request.", ErrInvalidArgument)
+			return nil, fmt.Errorf("%w: POST requires exactly one file upload per request", ErrInvalidArgument)
 		}
 		if err != nil {
 			return nil, fmt.Errorf("%w: The body of your POST request is not well-formed multipart/form-data. (%v)", ErrMalformed, err)
@@ -85,17 +85,17 @@ func Read(body io.Reader, contentType string, maxFields int64) (*Form, error) {
 		}
 		left -= int64(len(name))
 		if left < 0 {
-			return nil, fmt.Errorf("%w: Your POST request fields preceding the upload file were too large.", ErrFieldsTooLarge)
+			return nil, fmt.Errorf("%w: Your POST request fields preceding the upload file were too large", ErrFieldsTooLarge)
 		}
 		v, err := io.ReadAll(io.LimitReader(p, left+1))
 		if err != nil {
 			return nil, fmt.Errorf("%w: The body of your POST request is not well-formed multipart/form-data. (%v)", ErrMalformed, err)
 		}
 		if left -= int64(len(v)); left < 0 {
-			return nil, fmt.Errorf("%w: Your POST request fields preceding the upload file were too large.", ErrFieldsTooLarge)
+			return nil, fmt.Errorf("%w: Your POST request fields preceding the upload file were too large", ErrFieldsTooLarge)
 		}
 		if _, dup := f.Fields[name]; dup {
-			return nil, fmt.Errorf("%w: The form field %s appears more than once.", ErrInvalidArgument, clip(name))
+			return nil, fmt.Errorf("%w: The form field %s appears more than once", ErrInvalidArgument, clip(name))
 		}
 		f.Fields[name] = string(v)
 	}
@@ -113,11 +113,11 @@ func clip(s string) string {
 func (f *Form) Key() (string, error) {
 	k, ok := f.Fields["key"]
 	if !ok {
-		return "", fmt.Errorf("%w: Bucket POST must contain a field named 'key'.  If it is specified, please check the order of the fields.", ErrInvalidArgument)
+		return "", fmt.Errorf("%w: Bucket POST must contain a field named 'key'.  If it is specified, please check the order of the fields", ErrInvalidArgument)
 	}
 	k = strings.ReplaceAll(k, "${filename}", f.FileName)
 	if k == "" {
-		return "", fmt.Errorf("%w: User key must have a length greater than 0.", ErrInvalidArgument)
+		return "", fmt.Errorf("%w: User key must have a length greater than 0", ErrInvalidArgument)
 	}
 	return k, nil
 }

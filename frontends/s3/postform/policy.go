@@ -43,34 +43,34 @@ type Policy struct {
 func ParsePolicy(b64 string) (Policy, error) {
 	raw, err := base64.StdEncoding.DecodeString(strings.TrimSpace(b64))
 	if err != nil {
-		return Policy{}, fmt.Errorf("%w: Invalid Policy: Invalid Base64 Encoding.", ErrInvalidPolicy)
+		return Policy{}, fmt.Errorf("%w: Invalid Policy: Invalid Base64 Encoding", ErrInvalidPolicy)
 	}
 	if len(raw) > maxPolicy {
-		return Policy{}, fmt.Errorf("%w: Invalid Policy: the document is larger than %d bytes.", ErrInvalidPolicy, maxPolicy)
+		return Policy{}, fmt.Errorf("%w: Invalid Policy: the document is larger than %d bytes", ErrInvalidPolicy, maxPolicy)
 	}
 	var doc map[string]json.RawMessage
 	if err := json.Unmarshal(raw, &doc); err != nil {
-		return Policy{}, fmt.Errorf("%w: Invalid Policy: Invalid JSON.", ErrInvalidPolicy)
+		return Policy{}, fmt.Errorf("%w: Invalid Policy: Invalid JSON", ErrInvalidPolicy)
 	}
 	var p Policy
 	exp, ok := doc["expiration"]
 	if !ok {
-		return Policy{}, fmt.Errorf("%w: Invalid Policy: Policy missing expiration.", ErrInvalidPolicy)
+		return Policy{}, fmt.Errorf("%w: Invalid Policy: Policy missing expiration", ErrInvalidPolicy)
 	}
 	var es string
 	if err := json.Unmarshal(exp, &es); err != nil {
-		return Policy{}, fmt.Errorf("%w: Invalid Policy: Invalid 'expiration' value: not a string.", ErrInvalidPolicy)
+		return Policy{}, fmt.Errorf("%w: Invalid Policy: Invalid 'expiration' value: not a string", ErrInvalidPolicy)
 	}
 	if p.Expiration, err = time.Parse(time.RFC3339Nano, es); err != nil {
 		return Policy{}, fmt.Errorf("%w: Invalid Policy: Invalid 'expiration' value: '%s'", ErrInvalidPolicy, clip(es))
 	}
 	conds, ok := doc["conditions"]
 	if !ok {
-		return Policy{}, fmt.Errorf("%w: Invalid Policy: Policy missing conditions.", ErrInvalidPolicy)
+		return Policy{}, fmt.Errorf("%w: Invalid Policy: Policy missing conditions", ErrInvalidPolicy)
 	}
 	var list []json.RawMessage
 	if err := json.Unmarshal(conds, &list); err != nil {
-		return Policy{}, fmt.Errorf("%w: Invalid Policy: the conditions are not a list.", ErrInvalidPolicy)
+		return Policy{}, fmt.Errorf("%w: Invalid Policy: the conditions are not a list", ErrInvalidPolicy)
 	}
 	for _, c := range list {
 		cond, err := parseCondition(c)
@@ -170,7 +170,7 @@ func Exempt(field string) bool {
 // The file size is checked by the caller against LengthRange.
 func (p Policy) Check(fields map[string]string, now time.Time) error {
 	if !now.Before(p.Expiration) {
-		return fmt.Errorf("%w: Invalid according to Policy: Policy expired.", ErrPolicyDenied)
+		return fmt.Errorf("%w: Invalid according to Policy: Policy expired", ErrPolicyDenied)
 	}
 	covered := map[string]bool{}
 	for _, c := range p.Conditions {

@@ -38,16 +38,16 @@ func Authenticate(fields map[string]string, secret func(accessKey string) (strin
 	switch {
 	case v4 || hasCred || hasV4Sig:
 		if !hasPolicy {
-			return Auth{}, fmt.Errorf("%w: Bucket POST must contain a field named 'policy'.", ErrInvalidArgument)
+			return Auth{}, fmt.Errorf("%w: Bucket POST must contain a field named 'policy'", ErrInvalidArgument)
 		}
 		return authV4(fields, policy, secret)
 	case v2 || hasV2Sig:
 		if !hasPolicy {
-			return Auth{}, fmt.Errorf("%w: Bucket POST must contain a field named 'policy'.", ErrInvalidArgument)
+			return Auth{}, fmt.Errorf("%w: Bucket POST must contain a field named 'policy'", ErrInvalidArgument)
 		}
 		return authV2(fields, policy, secret)
 	case hasPolicy:
-		return Auth{}, fmt.Errorf("%w: Bucket POST must contain a field named 'AWSAccessKeyId'.  If it is specified, please check the order of the fields.", ErrInvalidArgument)
+		return Auth{}, fmt.Errorf("%w: Bucket POST must contain a field named 'AWSAccessKeyId'.  If it is specified, please check the order of the fields", ErrInvalidArgument)
 	}
 	return Auth{}, nil
 }
@@ -56,16 +56,16 @@ func authV2(fields map[string]string, policy string, secret func(string) (string
 	ak, sig := fields["awsaccesskeyid"], fields["signature"]
 	switch {
 	case ak == "":
-		return Auth{}, fmt.Errorf("%w: Bucket POST must contain a field named 'AWSAccessKeyId'.  If it is specified, please check the order of the fields.", ErrInvalidArgument)
+		return Auth{}, fmt.Errorf("%w: Bucket POST must contain a field named 'AWSAccessKeyId'.  If it is specified, please check the order of the fields", ErrInvalidArgument)
 	case sig == "":
-		return Auth{}, fmt.Errorf("%w: Bucket POST must contain a field named 'signature'.", ErrInvalidArgument)
+		return Auth{}, fmt.Errorf("%w: Bucket POST must contain a field named 'signature'", ErrInvalidArgument)
 	}
 	sk, ok := secret(ak)
 	if !ok {
-		return Auth{}, fmt.Errorf("%w: The AWS Access Key Id you provided does not exist in our records.", ErrUnknownAccessKey)
+		return Auth{}, fmt.Errorf("%w: The AWS Access Key Id you provided does not exist in our records", ErrUnknownAccessKey)
 	}
 	if !hmac.Equal([]byte(SignV2(sk, policy)), []byte(sig)) {
-		return Auth{}, fmt.Errorf("%w: The request signature we calculated does not match the signature you provided. Check your key and signing method.", ErrSignatureMismatch)
+		return Auth{}, fmt.Errorf("%w: The request signature we calculated does not match the signature you provided. Check your key and signing method", ErrSignatureMismatch)
 	}
 	return Auth{AccessKey: ak, Version: 2}, nil
 }
@@ -81,21 +81,21 @@ func ParseCredential(v string) (Credential, error) {
 	n := len(parts)
 	// The access key may itself hold '/': the scope is the last four.
 	if n < 5 || parts[n-1] != "aws4_request" {
-		return Credential{}, fmt.Errorf("%w: Invalid x-amz-credential %q: it must be <key>/<date>/<region>/s3/aws4_request.", ErrInvalidArgument, clip(v))
+		return Credential{}, fmt.Errorf("%w: Invalid x-amz-credential %q: it must be <key>/<date>/<region>/s3/aws4_request", ErrInvalidArgument, clip(v))
 	}
 	c := Credential{AccessKey: strings.Join(parts[:n-4], "/"), Date: parts[n-4], Region: parts[n-3], Service: parts[n-2]}
 	if _, err := time.Parse("20060102", c.Date); err != nil || c.AccessKey == "" || c.Region == "" {
-		return Credential{}, fmt.Errorf("%w: Invalid x-amz-credential %q: it must be <key>/<date>/<region>/s3/aws4_request.", ErrInvalidArgument, clip(v))
+		return Credential{}, fmt.Errorf("%w: Invalid x-amz-credential %q: it must be <key>/<date>/<region>/s3/aws4_request", ErrInvalidArgument, clip(v))
 	}
 	if c.Service != "s3" {
-		return Credential{}, fmt.Errorf("%w: Invalid x-amz-credential %q: the service must be s3.", ErrInvalidArgument, clip(v))
+		return Credential{}, fmt.Errorf("%w: Invalid x-amz-credential %q: the service must be s3", ErrInvalidArgument, clip(v))
 	}
 	return c, nil
 }
 
 func authV4(fields map[string]string, policy string, secret func(string) (string, bool)) (Auth, error) {
 	if a := fields["x-amz-algorithm"]; a != AlgorithmV4 {
-		return Auth{}, fmt.Errorf("%w: Invalid x-amz-algorithm %q: only %s is supported.", ErrInvalidArgument, clip(a), AlgorithmV4)
+		return Auth{}, fmt.Errorf("%w: Invalid x-amz-algorithm %q: only %s is supported", ErrInvalidArgument, clip(a), AlgorithmV4)
 	}
 	c, err := ParseCredential(fields["x-amz-credential"])
 	if err != nil {
@@ -103,18 +103,18 @@ func authV4(fields map[string]string, policy string, secret func(string) (string
 	}
 	date := fields["x-amz-date"]
 	if _, err := time.Parse(amzDateFormat, date); err != nil || !strings.HasPrefix(date, c.Date) {
-		return Auth{}, fmt.Errorf("%w: Invalid x-amz-date %q: it must be yyyyMMddTHHmmssZ of the credential's day.", ErrInvalidArgument, clip(date))
+		return Auth{}, fmt.Errorf("%w: Invalid x-amz-date %q: it must be yyyyMMddTHHmmssZ of the credential's day", ErrInvalidArgument, clip(date))
 	}
 	sig := strings.ToLower(fields["x-amz-signature"])
 	if len(sig) != 64 {
-		return Auth{}, fmt.Errorf("%w: Bucket POST must contain a field named 'x-amz-signature' of 64 hex digits.", ErrInvalidArgument)
+		return Auth{}, fmt.Errorf("%w: Bucket POST must contain a field named 'x-amz-signature' of 64 hex digits", ErrInvalidArgument)
 	}
 	sk, ok := secret(c.AccessKey)
 	if !ok {
-		return Auth{}, fmt.Errorf("%w: The AWS Access Key Id you provided does not exist in our records.", ErrUnknownAccessKey)
+		return Auth{}, fmt.Errorf("%w: The AWS Access Key Id you provided does not exist in our records", ErrUnknownAccessKey)
 	}
 	if !hmac.Equal([]byte(SignV4(sk, c, policy)), []byte(sig)) {
-		return Auth{}, fmt.Errorf("%w: The request signature we calculated does not match the signature you provided. Check your key and signing method.", ErrSignatureMismatch)
+		return Auth{}, fmt.Errorf("%w: The request signature we calculated does not match the signature you provided. Check your key and signing method", ErrSignatureMismatch)
 	}
 	return Auth{AccessKey: c.AccessKey, Version: 4}, nil
 }

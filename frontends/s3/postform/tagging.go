@@ -18,7 +18,7 @@ const maxTagging = 16 << 10
 // duplicates) is for the tagging code that reads that header to say.
 func TaggingQuery(doc string) (string, error) {
 	if len(doc) > maxTagging {
-		return "", fmt.Errorf("%w: The tagging field is larger than %d bytes.", ErrInvalidArgument, maxTagging)
+		return "", fmt.Errorf("%w: The tagging field is larger than %d bytes", ErrInvalidArgument, maxTagging)
 	}
 	var t struct {
 		XMLName xml.Name `xml:"Tagging"`
@@ -28,12 +28,12 @@ func TaggingQuery(doc string) (string, error) {
 		} `xml:"TagSet>Tag"`
 	}
 	if err := xml.Unmarshal([]byte(doc), &t); err != nil {
-		return "", fmt.Errorf("%w: The tagging field is not well-formed Tagging XML.", ErrInvalidArgument)
+		return "", fmt.Errorf("%w: The tagging field is not well-formed Tagging XML", ErrInvalidArgument)
 	}
 	var b strings.Builder
 	for i, tag := range t.Tags {
 		if tag.Key == nil {
-			return "", fmt.Errorf("%w: A Tag of the tagging field has no Key.", ErrInvalidArgument)
+			return "", fmt.Errorf("%w: A Tag of the tagging field has no Key", ErrInvalidArgument)
 		}
 		if i > 0 {
 			b.WriteByte('&')

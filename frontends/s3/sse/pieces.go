@@ -26,7 +26,7 @@ func (l Layout) Pieces(off, n int64) ([]Piece, error) {
 	end := off + n
 	for _, s := range l.streams {
 		lo, hi := max(off, s.pOff), min(end, s.pOff+s.pLen)
-		if lo >= hi && !(n == 0 && lo == s.pOff) {
+		if lo >= hi && (n != 0 || lo != s.pOff) {
 			continue
 		}
 		rel, relEnd := lo-s.pOff, hi-s.pOff
