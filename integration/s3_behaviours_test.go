@@ -81,6 +81,26 @@ func TestS3Behaviours(t *testing.T) {
 		}
 	})
 
+	t.Run("delete a version twice", func(t *testing.T) {
+		vb := "behaviours-versioned"
+		if _, err := c.CreateBucket(callCtx(t), &s3.CreateBucketInput{Bucket: &vb}); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := c.PutBucketVersioning(callCtx(t), &s3.PutBucketVersioningInput{Bucket: &vb,
+			VersioningConfiguration: &types.VersioningConfiguration{Status: types.BucketVersioningStatusEnabled}}); err != nil {
+			t.Fatal(err)
+		}
+		put := sdkPut(t, c, vb, "k", []byte("x"))
+		for i := range 2 { // the second delete finds nothing and succeeds, as in S3
+			out, err := c.DeleteObject(callCtx(t), &s3.DeleteObjectInput{Bucket: &vb, Key: aws.String("k"), VersionId: put.VersionId})
+			if err != nil || aws.ToString(out.VersionId) != aws.ToString(put.VersionId) {
+				t.Fatalf("delete %d: %v, version %q", i+1, err, aws.ToString(out.VersionId))
+			}
+		}
+		_, err := c.GetObject(callCtx(t), &s3.GetObjectInput{Bucket: &vb, Key: aws.String("k"), VersionId: put.VersionId})
+		wantAPIError(t, "GET of the deleted version", err, "NoSuchVersion", 404)
+	})
+
 	t.Run("presign expiry out of range", func(t *testing.T) {
 		sdkPut(t, c, bucket, "presigned", []byte("x"))
 		for _, tc := range []struct {

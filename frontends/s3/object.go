@@ -294,6 +294,11 @@ func (s *Server) deleteObject(w *recorder, req *request) error {
 		IfMatch:          req.Header.Get("If-Match"),
 		BypassGovernance: s.bypassGovernance(req, req.key),
 	})
+	if vid := req.URL.Query().Get("versionId"); vid != "" && errors.Is(err, objstore.ErrNoSuchVersion) {
+		// S3 answers deleting a version that is not there (any more) as
+		// done, as DeleteObjects does below: a retried delete succeeds.
+		res, err = objstore.DeleteResult{VersionID: vid}, nil
+	}
 	if err != nil {
 		return err
 	}
