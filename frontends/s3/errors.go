@@ -64,10 +64,7 @@ var (
 
 // storeErrors maps every objstore sentinel; TestErrorTablesCoverSentinels
 // fails when one is missing.
-var storeErrors = []struct {
-	err error
-	api APIError
-}{
+var storeErrors = []sentinel{
 	{objstore.ErrInvalidArgument, APIError{"InvalidArgument", 400, "Invalid argument."}},
 	{objstore.ErrInvalidBucketName, APIError{"InvalidBucketName", 400, "The specified bucket is not valid."}},
 	{objstore.ErrBucketExists, APIError{"BucketAlreadyOwnedByYou", 409, "Your previous request to create the named bucket succeeded and you already own it."}},
@@ -97,10 +94,7 @@ var storeErrors = []struct {
 }
 
 // authErrors maps the signature sentinels (SigV4 and SigV2).
-var authErrors = []struct {
-	err error
-	api APIError
-}{
+var authErrors = []sentinel{
 	{sigv4.ErrMissingAuth, APIError{"AccessDenied", 403, "Anonymous access is not allowed; sign the request."}},
 	{sigv4.ErrMalformedAuth, APIError{"AuthorizationHeaderMalformed", 400, "The authorization header or query is malformed."}},
 	{sigv4.ErrUnsupportedAlgorithm, APIError{"InvalidRequest", 400, "Please use AWS4-HMAC-SHA256."}},
@@ -124,10 +118,7 @@ var authErrors = []struct {
 }
 
 // iamErrors maps the user directory's errors (admin API).
-var iamErrors = []struct {
-	err error
-	api APIError
-}{
+var iamErrors = []sentinel{
 	{iam.ErrUserExists, APIError{"UserAlreadyExists", 409, "The user already exists."}},
 	{iam.ErrNoSuchUser, APIError{"NoSuchUser", 404, "The user does not exist."}},
 	{iam.ErrInvalidUser, APIError{"InvalidArgument", 400, "The user is not valid."}},
@@ -137,10 +128,7 @@ var iamErrors = []struct {
 // CORS and browser uploads (cors.go, postobject.go): the sentinels of the
 // cors and postform parsers. The message is the error's own text after
 // the sentinel's: those packages word it as S3 does.
-var formErrors = []struct {
-	err error
-	api APIError
-}{
+var formErrors = []sentinel{
 	{cors.ErrMalformed, APIError{"MalformedXML", 400, ""}},
 	{cors.ErrInvalid, APIError{"InvalidRequest", 400, ""}},
 	{postform.ErrNotMultipart, APIError{"PreconditionFailed", 412, ""}},
@@ -170,16 +158,19 @@ func formError(err error) *APIError {
 }
 
 // sseErrors map the encryption sentinels (encryption at rest).
-var sseErrors = []struct {
-	err error
-	api APIError
-}{
+var sseErrors = []sentinel{
 	{sse.ErrWrongKey, APIError{"AccessDenied", 403, "The customer key given does not match the key the object was encrypted with."}},
 	{sse.ErrMasterKey, APIError{"InternalError", 500, "The server's master key (or key ring key) does not open this object's key: the key it was written with was lost or replaced."}},
 	{sse.ErrNoMasterKey, APIError{"NotImplemented", 501, "SSE-S3 needs a master key, and the server has none configured."}},
 	{sse.ErrNoSuchKey, APIError{"KMS.NotFoundException", 400, "The key ring has no such key."}},
 	{sse.ErrDigest, APIError{"BadDigest", 400, "The Content-MD5 you specified did not match what we received."}},
 	{sse.ErrCorrupt, APIError{"InternalError", 500, "The stored encrypted data does not authenticate."}},
+}
+
+// sentinel maps one package's sentinel error to its S3 error.
+type sentinel struct {
+	err error
+	api APIError
 }
 
 // toAPIError is the one mapping from errors to S3 error responses.
@@ -195,10 +186,7 @@ func toAPIError(err error) *APIError {
 	if storageFull(err) {
 		return errStorageFull
 	}
-	for _, t := range [][]struct {
-		err error
-		api APIError
-	}{sseErrors, authErrors, storeErrors} {
+	for _, t := range [][]sentinel{sseErrors, authErrors, storeErrors} {
 		for _, e := range t {
 			if errors.Is(err, e.err) {
 				a := e.api
