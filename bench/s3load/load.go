@@ -24,6 +24,9 @@ type Options struct {
 	Endpoint  string // http://host:port
 	AccessKey string
 	SecretKey string
+	// Anonymous sends the requests unsigned; the bucket must exist and
+	// let the anonymous caller put and get (no CreateBucket is tried).
+	Anonymous bool
 	Region    string // default us-east-1
 	Bucket    string // created when missing
 	Op        string // "put" or "get"
@@ -69,6 +72,19 @@ func sizeString(n int64) string {
 	return fmt.Sprintf("%dB", n)
 }
 
+// createBucket creates the bucket unless it exists; anonymous callers
+// may not create buckets, so for them it must.
+func (c *client) createBucket(ctx context.Context) error {
+	if c.o.Anonymous {
+		return nil
+	}
+	err := c.do(ctx, http.MethodPut, "", nil)
+	if err != nil && !strings.Contains(err.Error(), "BucketAlreadyOwnedByYou") && !strings.Contains(err.Error(), "BucketAlreadyExists") {
+		return fmt.Errorf("s3load: create bucket: %w", err)
+	}
+	return nil
+}
+
 // Run performs the load and returns its measures. For "get" it first
 // writes the keys it reads.
 func Run(ctx context.Context, o Options) (Result, error) {
@@ -95,8 +111,8 @@ func Run(ctx context.Context, o Options) (Result, error) {
 	}}}
 	body := make([]byte, o.Size)
 	_, _ = rand.Read(body)
-	if err := c.do(ctx, http.MethodPut, "", nil); err != nil && !strings.Contains(err.Error(), "BucketAlreadyOwnedByYou") && !strings.Contains(err.Error(), "BucketAlreadyExists") {
-		return Result{}, fmt.Errorf("s3load: create bucket: %w", err)
+	if err := c.createBucket(ctx); err != nil {
+		return Result{}, err
 	}
 	if o.Op == "get" {
 		for i := 0; i < o.Keys; i++ {
@@ -192,8 +208,10 @@ func (c *client) do(ctx context.Context, method, key string, body []byte) error 
 			req.Header[k] = v
 		}
 	}
-	if err := sigv4.Sign(req, c.o.AccessKey, c.o.SecretKey, c.o.Region, "s3", "", time.Now()); err != nil {
-		return err
+	if !c.o.Anonymous {
+		if err := sigv4.Sign(req, c.o.AccessKey, c.o.SecretKey, c.o.Region, "s3", "", time.Now()); err != nil {
+			return err
+		}
 	}
 	resp, err := c.http.Do(req)
 	if err != nil {

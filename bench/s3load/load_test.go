@@ -48,3 +48,28 @@ func TestRun(t *testing.T) {
 		t.Fatal("unknown op accepted")
 	}
 }
+
+// Anonymous runs send nothing signed and try no CreateBucket.
+func TestRunAnonymous(t *testing.T) {
+	var signed, bucketPuts, objects atomic.Int64
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Header.Get("Authorization") != "" || r.Header.Get("X-Amz-Date") != "" {
+			signed.Add(1)
+		}
+		if strings.Count(strings.Trim(r.URL.Path, "/"), "/") == 0 {
+			bucketPuts.Add(1)
+		} else {
+			objects.Add(1)
+		}
+		_, _ = io.Copy(io.Discard, r.Body)
+	}))
+	defer srv.Close()
+	res, err := Run(context.Background(), Options{Endpoint: srv.URL, Anonymous: true, Bucket: "b",
+		Op: "get", Size: 16, Clients: 2, Duration: 100 * time.Millisecond, Keys: 4})
+	if err != nil || res.Errors != 0 {
+		t.Fatalf("%+v, %v", res, err)
+	}
+	if signed.Load() != 0 || bucketPuts.Load() != 0 || objects.Load() < 5 {
+		t.Fatalf("signed %d, bucket requests %d, object requests %d", signed.Load(), bucketPuts.Load(), objects.Load())
+	}
+}

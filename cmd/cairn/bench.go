@@ -36,6 +36,7 @@ func parseBench(args []string) (invocation, error) {
 	fs.StringVar(&o.Load.Endpoint, "endpoint", "http://"+defaultAddress, "S3 endpoint `URL`")
 	fs.StringVar(&o.Load.AccessKey, "access-key", "", "access key (default $CAIRN_ROOT_USER)")
 	fs.StringVar(&o.Load.SecretKey, "secret-key", "", "secret key (default $CAIRN_ROOT_PASSWORD)")
+	fs.BoolVar(&o.Load.Anonymous, "anonymous", false, "send unsigned requests (the bucket must exist and allow anonymous puts and gets)")
 	fs.StringVar(&o.Load.Bucket, "bucket", "cairn-bench", "bucket to load (created when missing)")
 	fs.StringVar(&o.Load.Op, "op", "put", "`put` or `get`")
 	fs.StringVar(&size, "size", "4KiB", "object `size` (B, KiB, MiB, GiB suffixes)")
