@@ -78,11 +78,13 @@ type Options struct {
 	// reads skip the shards; zero turns the cache off.
 	ReadCacheSize int64
 	// WriteBuffers is the memory, in bytes, that the erasure block
-	// buffers of all writes in flight may hold together (one buffer is a
-	// block's k+m shards, about 2 MiB for 1 MiB blocks on 2+2): a write
-	// waits for its next buffer while they are all taken, so concurrent
-	// writes share them instead of each holding its own pipeline. Zero
-	// means 64 MiB; negative means no bound.
+	// buffers all writes have handed to the drives may hold together
+	// (one buffer is a block's k+m shards, about 2 MiB for 1 MiB blocks
+	// on 2+2): a write with a full block waits while they are all taken,
+	// so concurrent writes share them instead of each holding its own
+	// pipeline. The one buffer each write is filling is its own, outside
+	// the bound, so slow clients never stall the others. Zero means 64
+	// MiB; negative means no bound.
 	WriteBuffers int64
 	// NoBackground disables the cleaner, healer and lifecycle goroutines
 	// (offline tools and tests that drive them by hand).

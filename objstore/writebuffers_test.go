@@ -86,3 +86,58 @@ func TestWriteBuffersUnbounded(t *testing.T) {
 		t.Fatal("read back differs")
 	}
 }
+
+// TestWriteBuffersSlowUploads checks that puts whose bodies stall (slow
+// clients) hold none of the budget: with more of them than the budget has
+// buffers, another put still goes through, and the stalled ones finish
+// once their bodies do.
+func TestWriteBuffersSlowUploads(t *testing.T) {
+	const blockSize = 64 << 10
+	const buffer = 4 * (blockSize/2 + 4)
+	s, _ := newTestStore(t, 4, 2, func(o *Options) {
+		o.BlockSize, o.WriteBuffers, o.PackMaxSize = blockSize, 2*buffer, -1
+	})
+	mustBucket(t, s, "slow")
+	const slow = 6
+	size := 3 * blockSize
+	writers := make([]*io.PipeWriter, slow)
+	errs := make(chan error, slow)
+	datas := make([][]byte, slow)
+	for i := range slow {
+		pr, pw := io.Pipe()
+		writers[i], datas[i] = pw, randBytes(size, uint64(i))
+		go func() {
+			_, err := s.Put(context.Background(), "slow", fmt.Sprint("slow", i), pr, int64(size), PutOptions{})
+			errs <- err
+		}()
+		if _, err := pw.Write(datas[i][:blockSize+blockSize/2]); err != nil { // then nothing for a while
+			t.Fatal(err)
+		}
+	}
+	fast := randBytes(5*blockSize, 99)
+	if _, err := s.Put(context.Background(), "slow", "fast", bytes.NewReader(fast), int64(len(fast)), PutOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if got := readAll(t, s, "slow", "fast", GetOptions{}); !bytes.Equal(got, fast) {
+		t.Fatal("fast put read back wrong")
+	}
+	for i, pw := range writers {
+		if _, err := pw.Write(datas[i][blockSize+blockSize/2:]); err != nil {
+			t.Fatal(err)
+		}
+		_ = pw.Close()
+	}
+	for range slow {
+		if err := <-errs; err != nil {
+			t.Fatal(err)
+		}
+	}
+	for i := range slow {
+		if got := readAll(t, s, "slow", fmt.Sprint("slow", i), GetOptions{}); !bytes.Equal(got, datas[i]) {
+			t.Fatalf("slow%d read back wrong", i)
+		}
+	}
+	if n := s.writeBufs.InUse(); n != 0 {
+		t.Fatalf("%d bytes of block buffers still taken", n)
+	}
+}

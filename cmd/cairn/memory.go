@@ -26,7 +26,7 @@ const (
 )
 
 func (m *memoryFlags) register(fs *flag.FlagSet) {
-	fs.StringVar(&m.WriteBuffers, "write-buffers", defaultWriteBuffers, "memory `size` the block buffers of all writes in flight share (0: no bound)")
+	fs.StringVar(&m.WriteBuffers, "write-buffers", defaultWriteBuffers, "memory `size` the block buffers all writes hand to the drives share; each write also fills one buffer of its own (0: no bound)")
 	fs.StringVar(&m.Limit, "memory-limit", "auto", "the Go runtime's soft memory `limit` (0: none; auto: 256MiB plus twice --write-buffers, or none when they are unbounded; GOMEMLIMIT in the environment wins)")
 }
 

@@ -7,16 +7,17 @@ import (
 	"golang.org/x/sync/semaphore"
 )
 
-// Budget bounds the bytes of block buffers that Writers sharing it hold at
-// once: a Writer takes a block buffer's size from the budget before it
-// starts filling the buffer and gives it back once every shard of the
-// block is written (and every observer has seen it). When the budget is
-// spent, the next Writer to need a buffer waits, in arrival order, so
-// many concurrent writes share a bounded set of buffers with
-// back-pressure instead of each holding its own pipeline of them.
+// Budget bounds the bytes of block buffers that Writers sharing it have
+// handed to their sinks at once: a Writer takes a full block buffer's size
+// from the budget before it encodes and queues the block, and gives it
+// back once every shard of the block is written (and every observer has
+// seen it). When the budget is spent, the next Writer with a full block
+// waits, in arrival order, so many concurrent writes share a bounded set
+// of buffers with back-pressure instead of each holding its own pipeline
+// of them. The buffer a Writer is still filling is not counted: a client
+// sending its body slowly holds that one buffer, never the budget.
 //
-// A Writer holds at most one buffer that it has not handed to its sinks,
-// and handed-over buffers are freed without taking more, so waiting never
+// Handed-over buffers are freed without taking more, so waiting never
 // deadlocks. A buffer larger than the whole budget takes the whole budget.
 // A Budget is safe for concurrent use; the zero value is not usable (see
 // NewBudget).

@@ -91,38 +91,55 @@ func encodeWithBudget(c *Codec, b *Budget, data []byte, inline bool) ([]*MemFile
 	return files, hdr, nil
 }
 
-// TestBudgetWaits checks that a Writer needing a buffer while the budget
-// is spent waits for it, and goes on once the holder gives it back.
+// gatedSink is a MemFile whose writes wait until gate is closed.
+type gatedSink struct {
+	MemFile
+	gate <-chan struct{}
+}
+
+func (s *gatedSink) WriteAt(p []byte, off int64) (int, error) {
+	<-s.gate
+	return s.MemFile.WriteAt(p, off)
+}
+
+// TestBudgetWaits checks that a Writer with a full block while the budget
+// is spent (by a block another Writer's stuck sink has not written) waits
+// for it, and goes on once the holder's block is written.
 func TestBudgetWaits(t *testing.T) {
 	c := newTestCodec(t, geometry{2, 1}, testBlockSize)
 	b := NewBudget(int64(c.bufLen()))
 	ctx := context.Background()
-	newW := func() *Writer {
-		w, err := c.NewWriter(ctx, Header{}, []io.WriterAt{&MemFile{}, &MemFile{}, &MemFile{}})
+	newW := func(sinks ...io.WriterAt) *Writer {
+		w, err := c.NewWriter(ctx, Header{}, sinks)
 		if err != nil {
 			t.Fatal(err)
 		}
 		w.UseBudget(b)
 		return w
 	}
-	holder := newW()
-	if _, err := holder.Write(testData(testBlockSize/2, 1)); err != nil {
+	gate := make(chan struct{})
+	holder := newW(&gatedSink{gate: gate}, &gatedSink{gate: gate}, &gatedSink{gate: gate})
+	if _, err := holder.Write(testData(testBlockSize, 1)); err != nil { // one full block, queued
 		t.Fatal(err)
 	}
-	waiter := newW()
+	if b.InUse() != int64(c.bufLen()) {
+		t.Fatalf("a queued block holds %d bytes of the budget, want %d", b.InUse(), c.bufLen())
+	}
+	waiter := newW(&MemFile{}, &MemFile{}, &MemFile{})
 	done := make(chan error, 1)
 	go func() {
-		_, err := waiter.Write(testData(testBlockSize/2, 2))
+		_, err := waiter.Write(testData(testBlockSize, 2))
 		done <- err
 	}()
 	for b.Waiting() == 0 {
 		select {
 		case err := <-done:
-			t.Fatalf("second Writer wrote past a spent budget: %v", err)
+			t.Fatalf("second Writer queued a block past a spent budget: %v", err)
 		default:
 			runtime.Gosched()
 		}
 	}
+	close(gate)
 	if err := holder.Close(); err != nil {
 		t.Fatal(err)
 	}
@@ -134,6 +151,45 @@ func TestBudgetWaits(t *testing.T) {
 	}
 	if b.InUse() != 0 || b.Peak() != int64(c.bufLen()) {
 		t.Fatalf("in use %d, peak %d, want 0 and %d", b.InUse(), b.Peak(), c.bufLen())
+	}
+}
+
+// TestBudgetSlowBodies checks that Writers whose bodies stall part-way
+// through a block (slow uploads) hold none of the budget: with more of
+// them than the budget has buffers, another Writer still goes through.
+func TestBudgetSlowBodies(t *testing.T) {
+	c := newTestCodec(t, geometry{2, 2}, testBlockSize)
+	b := NewBudget(int64(2 * c.bufLen()))
+	var stalled []*Writer
+	for i := range 5 {
+		w, err := c.NewWriter(context.Background(), Header{}, []io.WriterAt{&MemFile{}, &MemFile{}, &MemFile{}, &MemFile{}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		w.UseBudget(b)
+		// A block and a half: one block written, half of the next waiting for bytes.
+		if _, err := w.Write(testData(testBlockSize+testBlockSize/2, uint64(i))); err != nil {
+			t.Fatal(err)
+		}
+		stalled = append(stalled, w)
+	}
+	data := testData(6*testBlockSize+3, 9)
+	files, hdr, err := encodeWithBudget(c, b, data, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, _, err := readBlocks(c, hdr, readers(files, 0))
+	if err != nil {
+		t.Fatal(err)
+	}
+	mustEqualBytes(t, "writer beside stalled ones", got, data)
+	for _, w := range stalled {
+		if err := w.Close(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if b.InUse() != 0 || b.Peak() > b.Size() {
+		t.Fatalf("in use %d, peak %d of %d", b.InUse(), b.Peak(), b.Size())
 	}
 }
 

@@ -74,13 +74,16 @@
 //     TeeBlocks hands each block's bytes to a function on that goroutine
 //     too (the store's block cache).
 //   - Memory use is bounded by a few blocks, whatever the object size.
-//     Writers given a Budget (UseBudget) together hold no more block
-//     buffers than it allows: a buffer is taken from it before it is
-//     filled and given back once its chunks are written and its
-//     observers are done, on every path, a cancelled context included
-//     (Close frees what its stopped goroutines left queued). A Writer
-//     holds at most one buffer it has not handed over, so waiting for the
-//     budget cannot deadlock.
+//     Writers given a Budget (UseBudget) together hand their sinks no more
+//     block buffers than it allows: a full block's buffer is taken from
+//     it before the block is encoded and queued, and given back once its
+//     chunks are written and its observers are done, on every path, a
+//     cancelled context included (Close frees what its stopped goroutines
+//     left queued). Each Writer also has the one buffer it is filling,
+//     outside the budget, so a slow body holds only its own buffer and
+//     never stalls other Writers; memory is the budget plus one buffer
+//     per open Writer. Handed-over buffers are freed without taking more,
+//     so waiting for the budget cannot deadlock.
 //
 // Codec, Budget, Reader.ReadAt and MemFile are safe for concurrent use;
 // Writer and Reader.Read/Seek are not.

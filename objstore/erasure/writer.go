@@ -36,8 +36,7 @@ type Writer struct {
 	errs   []error
 
 	// Owned by the caller's goroutine.
-	buf      *[]byte // block being filled, nil if none
-	bufCost  int64   // what buf took from the budget
+	buf      *[]byte // block being filled, nil if none (never from the budget)
 	fill     int     // object bytes in buf
 	block    int64   // index of the block being filled
 	size     int64
@@ -145,10 +144,12 @@ func (c *Codec) newWriter(ctx context.Context, hdr Header, sinks []io.WriterAt, 
 	return w, nil
 }
 
-// UseBudget makes the Writer take each block buffer from b before filling
-// it, waiting while b is spent (Write and ReadFrom then return ctx.Err()
-// if the Writer's context ends first), and give it back once the block is
-// written. Call it before the first Write; later calls are ignored.
+// UseBudget makes the Writer take each full block's buffer from b before
+// handing it to the sinks, waiting while b is spent (Write, ReadFrom and
+// Close then return ctx.Err() if the Writer's context ends first), and
+// give it back once the block is written. The one buffer a Writer is
+// filling is outside b. Call it before the first Write; later calls are
+// ignored.
 func (w *Writer) UseBudget(b *Budget) {
 	if w.size > 0 || w.buf != nil {
 		return
@@ -335,18 +336,12 @@ func (w *Writer) usable() error {
 }
 
 // space returns where the next object bytes of the current block go: the
-// rest of the current data shard. Full blocks are laid out in place. A
-// new block buffer is taken from the budget first, if there is one.
+// rest of the current data shard. Full blocks are laid out in place. The
+// buffer being filled is the Writer's own, outside the budget: a body that
+// arrives slowly holds that one buffer and never the budget, so stalled
+// uploads cannot stop the others (flush takes the budget).
 func (w *Writer) space() ([]byte, error) {
 	if w.buf == nil {
-		if w.budget != nil {
-			cost, err := w.budget.acquire(w.ctx, int64(w.c.bufLen()))
-			if err != nil {
-				w.err = err
-				return nil, err
-			}
-			w.bufCost = cost
-		}
 		w.buf = w.c.getBuf()
 	}
 	c := w.c
@@ -362,10 +357,7 @@ func (w *Writer) dropBuf() {
 		return
 	}
 	w.c.putBuf(w.buf)
-	if w.budget != nil {
-		w.budget.release(w.bufCost)
-	}
-	w.buf, w.bufCost, w.fill = nil, 0, 0
+	w.buf, w.fill = nil, 0
 }
 
 // advance accounts for n bytes copied into space() and ships a full block.
@@ -428,8 +420,17 @@ func (w *Writer) ReadFrom(r io.Reader) (int64, error) {
 	}
 }
 
-// flush encodes the current block and queues its chunks.
+// flush encodes the current block and queues its chunks. The block's
+// buffer is taken from the budget first, if there is one: waiting there is
+// the back-pressure that bounds what all Writers hand to their sinks.
 func (w *Writer) flush() error {
+	var cost int64
+	if w.budget != nil {
+		var err error
+		if cost, err = w.budget.acquire(w.ctx, int64(w.c.bufLen())); err != nil {
+			return err
+		}
+	}
 	c := w.c
 	buf := *w.buf
 	l := w.fill
@@ -446,13 +447,16 @@ func (w *Writer) flush() error {
 	}
 	if c.enc != nil {
 		if err := c.enc.Encode(shards); err != nil {
+			if w.budget != nil {
+				w.budget.release(cost)
+			}
 			return fmt.Errorf("erasure: encode block %d: %w", w.block, err)
 		}
 	}
 	off := w.hdrLen + w.block*int64(c.stride) // every earlier block was full
-	f := &inflight{c: c, buf: w.buf, budget: w.budget, cost: w.bufCost}
+	f := &inflight{c: c, buf: w.buf, budget: w.budget, cost: cost}
 	block := w.block
-	w.buf, w.bufCost, w.fill = nil, 0, 0
+	w.buf, w.fill = nil, 0
 	w.block++
 	extra := len(w.obs)
 	err := w.dispatch(func(i int) sinkJob {
