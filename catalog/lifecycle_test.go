@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"reflect"
+	"strings"
 	"testing"
 
 	"github.com/cairnstore/cairn/catalog"
@@ -199,6 +200,18 @@ func TestTableLifecycle(t *testing.T) {
 	wantErr(t, err, nil)
 	_, err = svc.RegisterTable(ctx, "lake", []string{"ns"}, "reg2", "s3://lake/ns/none.metadata.json", false)
 	wantErr(t, err, catalog.ErrBadRequest)
+	// A metadata file the S3 face encrypted (a bucket with default
+	// encryption) is refused, not parsed as ciphertext.
+	enc := []byte(`{"format-version": 2}`)
+	if _, err := e.store.Put(ctx, "lake", "ns/enc.metadata.json", bytesReader(enc), int64(len(enc)),
+		objstore.PutOptions{Attrs: objstore.Attrs{Sys: map[string]string{objstore.SysEncryption: "record"}}}); err != nil {
+		t.Fatal(err)
+	}
+	_, err = svc.RegisterTable(ctx, "lake", []string{"ns"}, "enc", "s3://lake/ns/enc.metadata.json", false)
+	wantErr(t, err, catalog.ErrBadRequest)
+	if err == nil || !strings.Contains(err.Error(), "encrypted") {
+		t.Fatalf("register of an encrypted metadata file: %v, want an error saying it is encrypted", err)
+	}
 	wantErr(t, svc.DropTable(ctx, "lake", id("reg"), false), nil)
 
 	// Purge deletes data and metadata under the location.

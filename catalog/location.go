@@ -100,6 +100,9 @@ func (s *Service) readMetadata(ctx context.Context, wh, loc string) ([]byte, err
 		return nil, fmt.Errorf("catalog: read metadata %s: %w", loc, err)
 	}
 	defer func() { _ = r.Close() }()
+	if objstore.Encrypted(r.Info()) {
+		return nil, fmt.Errorf("%w: metadata file %s is encrypted with S3 server-side encryption, which the catalog does not decrypt: write it without encryption (S3 writes to a bucket with default encryption are encrypted)", ErrBadRequest, loc)
+	}
 	b, err := io.ReadAll(io.LimitReader(r, maxMetadataSize))
 	if err != nil {
 		return nil, fmt.Errorf("catalog: read metadata %s: %w", loc, err)

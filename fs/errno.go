@@ -35,6 +35,8 @@ func errnoTable() []errnoMapping {
 		// Object lock: removing or overwriting a locked version.
 		{objstore.ErrObjectLocked, syscall.EPERM},
 		{objstore.ErrInvalidBucketState, syscall.EPERM},
+		// The mount's own: a version only the S3 face can read.
+		{errEncrypted, syscall.EACCES},
 	}
 }
 

@@ -225,7 +225,7 @@ func (n *fileNode) Open(ctx context.Context, flags uint32) (gofs.FileHandle, uin
 		return fail(syscall.ESTALE)
 	}
 	bucket, key := n.key()
-	r, err := n.fsys.store.Open(ctx, bucket, key, objstore.GetOptions{})
+	r, err := n.fsys.openPlain(ctx, bucket, key)
 	if err != nil {
 		return fail(n.fsys.errno("open", n.Path(nil), err))
 	}

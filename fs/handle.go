@@ -43,7 +43,7 @@ func (h *handle) pinned(ctx context.Context) (*objstore.ObjectReader, error) {
 	defer h.mu.Unlock()
 	if h.reader == nil {
 		bucket, key := h.node.key()
-		r, err := h.node.fsys.store.Open(ctx, bucket, key, objstore.GetOptions{})
+		r, err := h.node.fsys.openPlain(ctx, bucket, key)
 		if err != nil {
 			return nil, err
 		}

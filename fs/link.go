@@ -32,7 +32,7 @@ func (l *linkNode) Readlink(ctx context.Context) ([]byte, syscall.Errno) {
 		return nil, errno
 	}
 	bucket, key := location(l.EmbeddedInode())
-	r, err := l.fsys.store.Open(ctx, bucket, key, objstore.GetOptions{})
+	r, err := l.fsys.openPlain(ctx, bucket, key)
 	if err != nil {
 		return nil, l.fsys.errno("readlink", bucket+"/"+key, err)
 	}

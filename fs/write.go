@@ -26,11 +26,15 @@ const bufMax = 128 << 10
 // set only in phaseBase, buf used only in phaseBuffered, stage and
 // stageRef set exactly when onStage, gate exactly in phaseGated.
 type writeState struct {
-	phase    writePhase             // changed only by moveTo
-	base     *objstore.ObjectReader // the version the writes start from, in phaseBase
-	buf      []byte                 // the content, in phaseBuffered
-	stage    *os.File               // the content, once staged (onStage)
-	stageRef *staged                // stage's reference
+	phase writePhase             // changed only by moveTo
+	base  *objstore.ObjectReader // the version the writes start from, in phaseBase
+	// sealed: base is ciphertext (objstore.Encrypted), whose bytes are
+	// never read (errEncrypted); only replacing the whole content, a
+	// truncation to 0 first, goes on.
+	sealed   bool
+	buf      []byte   // the content, in phaseBuffered
+	stage    *os.File // the content, once staged (onStage)
+	stageRef *staged  // stage's reference
 	size     int64
 	attrs    attrs
 	// contentType and meta are carried over from the version written over.
@@ -121,13 +125,16 @@ func (n *fileNode) beginWrite(ctx context.Context, trunc bool) (*handle, error) 
 			n.ws.attrs.mtime = time.Now()
 			n.dropSetIDLocked(ctx) // as open(2) with O_TRUNC does
 		} else {
+			// Not openPlain: the kernel truncates an open(O_TRUNC) with
+			// a SETATTR after the OPEN, so an encrypted base is taken,
+			// sealed, and refused only if its bytes are needed.
 			r, err := n.fsys.store.Open(ctx, bucket, key, objstore.GetOptions{})
 			if err != nil {
 				return nil, err
 			}
 			info := r.Info()
 			ws := &writeState{
-				base: r, size: info.Size, attrs: attrsFrom(info, defaultFileMode, n.fsys.owner),
+				base: r, sealed: objstore.Encrypted(info), size: info.Size, attrs: attrsFrom(info, defaultFileMode, n.fsys.owner),
 				contentType: info.ContentType, meta: info.Meta,
 			}
 			if err := n.startLocked(ws, phaseBase); err != nil {
@@ -181,7 +188,9 @@ func (n *fileNode) smallRunWriter() bool {
 func (n *fileNode) writeHandleLocked(ctx context.Context) (*handle, error) {
 	ws := n.ws
 	fresh := ws.phase == phaseBase || ws.phase == phaseBuffered // not staged yet
-	if ws.writers == 1 && fresh && !ws.noPassthrough && !n.fsys.opt.NoPassthrough && n.modes.canPassthrough() && n.fsys.roomToStage(ctx) {
+	// A sealed base (ciphertext) cannot be staged for passthrough: its
+	// writer goes through the mount, which refuses what needs its bytes.
+	if ws.writers == 1 && fresh && !ws.sealed && !ws.noPassthrough && !n.fsys.opt.NoPassthrough && n.modes.canPassthrough() && n.fsys.roomToStage(ctx) {
 		// The mount never sees a passthrough write, so a file whose
 		// set-ID bits this writer's writes would clear is written
 		// through the mount.
@@ -289,6 +298,8 @@ func (n *fileNode) stageLocked(keep int64, to writePhase) error {
 	switch {
 	case ws.phase == phaseBuffered:
 		_, err = f.Write(ws.buf)
+	case ws.phase == phaseBase && keep > 0 && ws.sealed:
+		err = errEncrypted
 	case ws.phase == phaseBase && keep > 0:
 		_, err = io.Copy(f, io.NewSectionReader(ws.base, 0, min(keep, ws.base.Size())))
 	}
@@ -404,6 +415,8 @@ func (n *fileNode) readAt(ctx context.Context, h *handle, p []byte, off int64) (
 		return readFull(bytes.NewReader(ws.buf), ws.size, p, off)
 	case ws.onStage():
 		return readFull(ws.stage, ws.size, p, off)
+	case ws.phase == phaseBase && ws.sealed:
+		return 0, fmt.Errorf("%s: %w", n.Path(nil), errEncrypted)
 	case ws.phase == phaseBase:
 		return readFull(ws.base, ws.size, p, off)
 	}

@@ -28,6 +28,17 @@ type ObjectInfo struct {
 // its object lock.
 type Attrs = meta.Attrs
 
+// SysEncryption is the key of Attrs.Sys under which a face that encrypts
+// data before the store sees it (the S3 face's server-side encryption)
+// keeps the version's encryption record. The store holds such a version's
+// ciphertext: other faces must neither serve its bytes as the object's
+// nor rewrite them in part, and its Size is the ciphertext's.
+const SysEncryption = "s3.sse"
+
+// Encrypted reports whether a version's data is ciphertext that only the
+// face that wrote it can read (SysEncryption).
+func Encrypted(info ObjectInfo) bool { return info.Attrs.Sys[SysEncryption] != "" }
+
 // Retention is an object-lock retention period.
 type Retention = meta.Retention
 

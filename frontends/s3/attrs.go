@@ -11,9 +11,9 @@ import (
 // tags (tagging.go) and the object lock (objectlock.go). Each keeps its
 // record in Attrs.Sys under its own key below; the store keeps them opaque.
 const (
-	sysACL  = "s3.acl"  // the version's ACL, in acl.go's encoding
-	sysTags = "s3.tags" // the version's tags, in tagging.go's encoding
-	sysSSE  = "s3.sse"  // the version's encryption parameters (encryption.go)
+	sysACL  = "s3.acl"               // the version's ACL, in acl.go's encoding
+	sysTags = "s3.tags"              // the version's tags, in tagging.go's encoding
+	sysSSE  = objstore.SysEncryption // the version's encryption parameters (encryption.go); other faces refuse such versions
 )
 
 // Bucket documents the S3 face keeps with objstore.SetBucketConfig.
