@@ -14,10 +14,12 @@ import (
 
 	"github.com/cairnstore/cairn/frontends/control"
 	"github.com/cairnstore/cairn/frontends/control/catalogctl"
+	"github.com/cairnstore/cairn/frontends/s3"
 )
 
 const (
 	defaultAddress = "127.0.0.1:9000"
+	defaultRegion  = "us-east-1"
 	// readHeaderTimeout bounds slow-loris clients. There is deliberately no
 	// ReadTimeout/WriteTimeout: S3 bodies of many GiB stream for minutes.
 	readHeaderTimeout = 10 * time.Second
@@ -41,6 +43,9 @@ type serveOptions struct {
 	ReadCache         readCacheFlag
 	Memory            memoryFlags
 	SSE               sseFlags
+	// Region is the S3 face's region (GetBucketLocation, HeadBucket,
+	// CreateBucket's location constraint and re-create answer).
+	Region string
 }
 
 func parseServe(args []string) (invocation, error) {
@@ -54,6 +59,7 @@ func parseServe(args []string) (invocation, error) {
 	o.ReadCache.register(fs)
 	o.Memory.register(fs)
 	o.SSE.register(fs)
+	fs.StringVar(&o.Region, "region", defaultRegion, "the S3 `region` the server answers for (us-east-1 answers a re-create of one's own bucket 200, as S3 does there)")
 	fs.DurationVar(&o.LifecycleInterval, "lifecycle-interval", 0, "how often lifecycle rules are applied (0: 1h)")
 	fs.DurationVar(&o.LifecycleDay, "lifecycle-day", 0, "the length of a lifecycle rule's day (0: 24h; shorter to rehearse rules)")
 	if help, err := parseFlags(fs, args); help != nil || err != nil {
@@ -70,6 +76,9 @@ func parseServe(args []string) (invocation, error) {
 	}
 	if _, _, err := net.SplitHostPort(o.Address); err != nil {
 		return invocation{}, usageErrorf("serve", "--address %q: %v", o.Address, err)
+	}
+	if !validRegion(o.Region) {
+		return invocation{}, usageErrorf("serve", "--region %q: want lower-case letters, digits and dashes", o.Region)
 	}
 	lvl, err := o.Log.level("serve")
 	if err != nil {
@@ -130,7 +139,7 @@ func runServe(ctx context.Context, o serveOptions, d deps) (err error) {
 	if err != nil {
 		return err
 	}
-	r, err := newRouter(ctx, st, parts, logger, o.SSE.s3Option(keys))
+	r, err := newRouter(ctx, st, parts, logger, o.SSE.s3Option(keys), func(so *s3.Options) { so.Region = o.Region })
 	if err != nil {
 		return err
 	}
@@ -191,4 +200,19 @@ func tuneGC() {
 	if _, set := os.LookupEnv("GOGC"); !set {
 		debug.SetGCPercent(serverGCPercent)
 	}
+}
+
+// validRegion reports whether r looks like a region name (us-east-1,
+// eu-central-2, a private one like home): lower-case letters, digits and
+// dashes, not starting or ending with a dash.
+func validRegion(r string) bool {
+	if r == "" || len(r) > 64 || r[0] == '-' || r[len(r)-1] == '-' {
+		return false
+	}
+	for _, c := range r {
+		if (c < 'a' || c > 'z') && (c < '0' || c > '9') && c != '-' {
+			return false
+		}
+	}
+	return true
 }

@@ -248,17 +248,27 @@ type aclGrantee struct {
 
 const xsiNS = "http://www.w3.org/2001/XMLSchema-instance"
 
-// aclDocument is the AccessControlPolicy of an ACL of ownerID.
+// aclDocument is the AccessControlPolicy of an ACL of ownerID: the
+// grants to groups first, then those to canonical users, each in the
+// ACL's order (a canned ACL's: the owner's first). S3 documents no order;
+// this is the one the ceph s3-tests compare, grant by grant, and clients
+// index (the bucket owner's grant of a public-read-write bucket is the
+// third).
 func aclDocument(a access.ACL, ownerID string) accessControlPolicy {
 	doc := accessControlPolicy{NS: s3NS, Owner: &owner{ID: ownerID, DisplayName: ownerID}}
 	doc.Grants = []aclGrant{}
-	for _, g := range a.Grants {
-		ge := aclGrantee{XSI: xsiNS, Type: "CanonicalUser", ID: g.ID, DisplayName: g.ID}
-		if g.ID == "" {
-			ge = aclGrantee{XSI: xsiNS, Type: "Group", URI: g.Group}
-		}
-		for _, name := range g.Perm.Names() {
-			doc.Grants = append(doc.Grants, aclGrant{Grantee: ge, Permission: name})
+	for _, groups := range []bool{true, false} {
+		for _, g := range a.Grants {
+			if (g.ID == "") != groups {
+				continue
+			}
+			ge := aclGrantee{XSI: xsiNS, Type: "CanonicalUser", ID: g.ID, DisplayName: g.ID}
+			if g.ID == "" {
+				ge = aclGrantee{XSI: xsiNS, Type: "Group", URI: g.Group}
+			}
+			for _, name := range g.Perm.Names() {
+				doc.Grants = append(doc.Grants, aclGrant{Grantee: ge, Permission: name})
+			}
 		}
 	}
 	return doc

@@ -110,3 +110,58 @@ func FuzzBodyACL(f *testing.F) {
 		}
 	})
 }
+
+// TestACLDocumentOrder: groups' grants first, then the users', each in
+// the ACL's order; a grantee's permissions one grant each.
+func TestACLDocumentOrder(t *testing.T) {
+	type g = struct{ who, perm string }
+	canned := func(name, owner, bucketOwner string) access.ACL {
+		a, err := access.Canned(name, owner, bucketOwner)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return a
+	}
+	for _, tc := range []struct {
+		name string
+		acl  access.ACL
+		want []g
+	}{
+		{"private", canned("private", "alice", "alice"), []g{{"alice", "FULL_CONTROL"}}},
+		{"public-read", canned("public-read", "alice", "alice"), []g{{access.AllUsers, "READ"}, {"alice", "FULL_CONTROL"}}},
+		{"public-read-write", canned("public-read-write", "alice", "alice"),
+			[]g{{access.AllUsers, "READ"}, {access.AllUsers, "WRITE"}, {"alice", "FULL_CONTROL"}}},
+		{"authenticated-read", canned("authenticated-read", "alice", "alice"), []g{{access.AuthenticatedUsers, "READ"}, {"alice", "FULL_CONTROL"}}},
+		{"bucket-owner-read", canned("bucket-owner-read", "zed", "alice"), []g{{"zed", "FULL_CONTROL"}, {"alice", "READ"}}},
+		{"bucket-owner-full-control", canned("bucket-owner-full-control", "zed", "alice"), []g{{"zed", "FULL_CONTROL"}, {"alice", "FULL_CONTROL"}}},
+		{"users keep their order", access.ACL{Grants: []access.Grant{{ID: "zed", Perm: access.Read | access.WriteACP}, {Group: access.LogDelivery, Perm: access.Write}, {ID: "alice", Perm: access.FullControl}}},
+			[]g{{access.LogDelivery, "WRITE"}, {"zed", "READ"}, {"zed", "WRITE_ACP"}, {"alice", "FULL_CONTROL"}}},
+		{"no grants", access.ACL{}, []g{}},
+	} {
+		doc := aclDocument(tc.acl, "alice")
+		got := []g{}
+		for _, gr := range doc.Grants {
+			who := gr.Grantee.ID
+			switch gr.Grantee.Type {
+			case "Group":
+				who = gr.Grantee.URI
+				if gr.Grantee.ID != "" || gr.Grantee.DisplayName != "" {
+					t.Errorf("%s: group grantee with an ID: %+v", tc.name, gr.Grantee)
+				}
+			case "CanonicalUser":
+				if gr.Grantee.DisplayName != gr.Grantee.ID || gr.Grantee.URI != "" {
+					t.Errorf("%s: user grantee %+v", tc.name, gr.Grantee)
+				}
+			default:
+				t.Errorf("%s: grantee type %q", tc.name, gr.Grantee.Type)
+			}
+			got = append(got, g{who, gr.Permission})
+		}
+		if !reflect.DeepEqual(got, tc.want) {
+			t.Errorf("%s: %v, want %v", tc.name, got, tc.want)
+		}
+		if doc.Owner == nil || doc.Owner.ID != "alice" || doc.Owner.DisplayName != "alice" {
+			t.Errorf("%s: owner %+v", tc.name, doc.Owner)
+		}
+	}
+}

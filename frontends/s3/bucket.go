@@ -111,8 +111,8 @@ func (s *Server) listBuckets(w *recorder, req *request) error {
 
 // createBucket creates a bucket owned by the caller (the root's are the
 // account's: Owner ""), with the ACL of x-amz-acl or x-amz-grant-* and the
-// ownership of x-amz-object-ownership. A bucket that exists is 409:
-// BucketAlreadyOwnedByYou for its owner, BucketAlreadyExists for others.
+// ownership of x-amz-object-ownership. A bucket that exists is answered
+// by recreate.
 func (s *Server) createBucket(w *recorder, req *request) error {
 	var cfg createBucketConfiguration
 	if err := decodeXML(req, &cfg, true); err != nil {
@@ -142,14 +142,9 @@ func (s *Server) createBucket(w *recorder, req *request) error {
 	if hasACL && ownership == ownerEnforced && !ownerOnly(acl, s.ownerID(creator)) {
 		return apiErr("InvalidBucketAclWithObjectOwnership", 400, "Bucket cannot have ACLs set with ObjectOwnership's BucketOwnerEnforced setting")
 	}
-	if err := s.existing(req, creator); err != nil {
-		return err
-	}
 	if err := s.store.CreateBucket(req.Context(), req.bucket, objstore.BucketOptions{Owner: creator, ObjectLock: lock}); err != nil {
 		if errors.Is(err, objstore.ErrBucketExists) {
-			if err := s.existing(req, creator); err != nil {
-				return err
-			}
+			return s.recreate(w, req, creator, acl, hasACL)
 		}
 		return err
 	}
@@ -170,16 +165,50 @@ func (s *Server) createBucket(w *recorder, req *request) error {
 	return nil
 }
 
-// existing answers CreateBucket of a bucket that exists.
-func (s *Server) existing(req *request, creator string) error {
+// legacyRegion is the region where S3 answers a CreateBucket of a bucket
+// the caller already owns 200 OK (North Virginia).
+const legacyRegion = "us-east-1"
+
+// recreate answers CreateBucket of a bucket that exists, as S3 documents
+// it (BucketAlreadyOwnedByYou): 409 BucketAlreadyExists to anyone but its
+// owner; to its owner 409 BucketAlreadyOwnedByYou, but in us-east-1 200
+// OK with the bucket's ACL reset, for legacy compatibility: to the
+// request's x-amz-acl or x-amz-grant-* (the owner's full control without
+// them), as a PutBucketAcl would set it. Nothing else of the bucket
+// changes (its objects, versioning, ownership controls, object lock).
+func (s *Server) recreate(w *recorder, req *request, creator string, acl access.ACL, hasACL bool) error {
 	b, err := s.store.HeadBucket(req.Context(), req.bucket)
 	if err != nil {
-		return nil
+		return err // deleted meanwhile: NoSuchBucket, the client may retry
 	}
-	if s.ownerID(b.Owner) == s.ownerID(creator) {
+	owner := s.ownerID(b.Owner)
+	switch {
+	case owner != s.ownerID(creator):
+		return errBucketExists
+	case s.opt.Region != legacyRegion:
 		return errBucketOwnedByYou
 	}
-	return errBucketExists
+	if err := s.may(req, "s3:PutBucketAcl", req.bucket, ""); err != nil {
+		return err
+	}
+	docs, err := s.bucketDocs(b)
+	if err != nil {
+		return err
+	}
+	if !hasACL {
+		acl = access.Default(owner)
+	}
+	if err := checkNewACL(docs, acl, false, owner); err != nil {
+		return err
+	}
+	if docs.ownership != ownerEnforced {
+		if err := s.store.SetBucketConfig(req.Context(), req.bucket, cfgACL, []byte(access.EncodeGrants(acl, owner))); err != nil {
+			return err
+		}
+	}
+	w.Header().Set("Location", "/"+req.bucket)
+	w.WriteHeader(http.StatusOK)
+	return nil
 }
 
 func (s *Server) headBucket(w *recorder, req *request) error {

@@ -62,6 +62,10 @@ var (
 	errUnexpectedContent = &APIError{"UnexpectedContent", http.StatusBadRequest, "This request does not support content."}
 )
 
+// Request handling (server.go): a URI whose bucket or key does not
+// decode to UTF-8 (S3's InvalidURI).
+var errInvalidURI = &APIError{"InvalidURI", http.StatusBadRequest, "Couldn't parse the specified URI."}
+
 // storeErrors maps every objstore sentinel; TestErrorTablesCoverSentinels
 // fails when one is missing.
 var storeErrors = []sentinel{

@@ -180,6 +180,7 @@ func (s *Server) completeMultipartUpload(w *recorder, req *request) error {
 		}
 		parts = append(parts, cp)
 	}
+	parts = lastOfEachNumber(parts)
 	var value string
 	info, err := s.store.CompleteMultipartUpload(req.Context(), req.bucket, req.key, uploadID, parts,
 		objstore.PutOptions{IfMatch: req.Header.Get("If-Match"), IfNoneMatch: req.Header.Get("If-None-Match"),
@@ -203,6 +204,38 @@ func (s *Server) completeMultipartUpload(w *recorder, req *request) error {
 	return writeXML(w, res)
 }
 
+// lastOfEachNumber keeps, of a run of entries naming the same part
+// number, the last: a client that re-sent a part lists each answer it got,
+// in the order it got them, and the part the store keeps is the upload
+// that finished last (ceph s3-tests test_multipart_resend_first_finishes_last).
+// The list must still ascend; the store answers InvalidPartOrder when it
+// does not, and InvalidPart when the kept entry's ETag is not the part's.
+func lastOfEachNumber(parts []objstore.CompletePart) []objstore.CompletePart {
+	out := parts[:0]
+	for _, p := range parts {
+		if n := len(out); n > 0 && out[n-1].Number == p.Number {
+			out[n-1] = p
+			continue
+		}
+		out = append(out, p)
+	}
+	return out
+}
+
+// uploadParties are the Initiator and Owner of an upload: the user who
+// started it (its writer, Attrs.Owner; the bucket's owner when the bucket
+// took ownership of what is written in it or the writer was anonymous)
+// and who will own the object (objectOwner: in the account's buckets,
+// the account).
+func (s *Server) uploadParties(u objstore.UploadInfo, b objstore.BucketInfo) (initiator, own owner) {
+	id := u.Attrs.Owner
+	if id == "" {
+		id = s.ownerID(b.Owner)
+	}
+	o := s.objectOwner(objstore.ObjectInfo{Attrs: u.Attrs}, b)
+	return owner{ID: id, DisplayName: id}, owner{ID: o, DisplayName: o}
+}
+
 func (s *Server) abortMultipartUpload(w *recorder, req *request) error {
 	if err := s.store.AbortMultipartUpload(req.Context(), req.bucket, req.key, req.URL.Query().Get("uploadId")); err != nil {
 		return err
@@ -224,7 +257,7 @@ func (s *Server) listParts(w *recorder, req *request) error {
 		}
 	}
 	res := listPartsResult{NS: s3NS, Bucket: req.bucket, Key: req.key, UploadID: q.Get("uploadId"),
-		Initiator: s.owner(req), Owner: s.owner(req), StorageClass: "STANDARD", PartNumberMarker: marker, MaxParts: max}
+		StorageClass: "STANDARD", PartNumberMarker: marker, MaxParts: max}
 	if max == 0 {
 		max = 1 // S3 answers max-parts=0 with an empty, truncated page; keep it simple
 	}
@@ -232,6 +265,11 @@ func (s *Server) listParts(w *recorder, req *request) error {
 	if err != nil {
 		return err
 	}
+	b, err := s.bucketOf(req)
+	if err != nil {
+		return err
+	}
+	res.Initiator, res.Owner = s.uploadParties(up, b)
 	if c := decodeUploadChecksum(up.Attrs.Sys); c.algo != "" {
 		res.ChecksumAlgorithm, res.ChecksumType = strings.ToUpper(c.algo), c.typ
 	}
@@ -264,6 +302,10 @@ func (s *Server) listMultipartUploads(w *recorder, req *request) error {
 	if opt.UploadIDMarker != "" && opt.KeyMarker == "" {
 		opt.UploadIDMarker = ""
 	}
+	b, err := s.bucketOf(req)
+	if err != nil {
+		return err
+	}
 	lastCP := ""
 	count := 0
 	for {
@@ -293,8 +335,8 @@ func (s *Server) listMultipartUploads(w *recorder, req *request) error {
 				res.IsTruncated = true
 				return writeXML(w, res)
 			}
-			own := s.owner(req)
-			res.Uploads = append(res.Uploads, uploadItem{Key: e.enc(u.Key), UploadID: u.UploadID, Initiator: own, Owner: own,
+			initiator, own := s.uploadParties(u, b)
+			res.Uploads = append(res.Uploads, uploadItem{Key: e.enc(u.Key), UploadID: u.UploadID, Initiator: initiator, Owner: own,
 				StorageClass: "STANDARD", Initiated: iso8601(u.Initiated)})
 			res.NextKeyMarker, res.NextUploadIDMarker = e.enc(u.Key), u.UploadID
 			count++

@@ -11,6 +11,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+	"unicode/utf8"
 
 	md5simd "github.com/minio/md5-simd"
 	"github.com/rs/zerolog"
@@ -158,6 +159,11 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 func (s *Server) serve(w *recorder, req *request) error {
 	h, api := s.route(req)
 	req.api = api
+	if !utf8.ValidString(req.bucket) || !utf8.ValidString(req.key) {
+		// A percent-escape that is not UTF-8 names no bucket or key S3
+		// can hold: it answers before reading anything else.
+		return errInvalidURI
+	}
 	auth, body, err := s.authenticate(req.Request, h != nil)
 	if err != nil && api != "PreflightCORS" {
 		// A CORS preflight is never authenticated (on a presigned URL it
@@ -167,10 +173,13 @@ func (s *Server) serve(w *recorder, req *request) error {
 		// form's signature and authorizes.
 		return err
 	}
+	// The body is not closed here: net/http closes it once the response
+	// is flushed. Closing it first reads what is left of it (up to 256
+	// KiB) before the answer goes out, and a client that sent
+	// "Expect: 100-continue" and waits for the answer sends nothing: an
+	// error (or any answer that does not read the body) would stall
+	// until the client gives up (ceph s3-tests test_100_continue).
 	req.auth, req.body = auth, body
-	if body != nil {
-		defer func() { _ = body.Close() }()
-	}
 	if h == nil {
 		return api2err(api)
 	}
