@@ -8,12 +8,12 @@ func wildcard(pattern, s string) bool {
 	star, mark := -1, 0
 	for i < len(s) {
 		switch {
+		case p < len(pattern) && pattern[p] == '*': // before the literal case: a '*' in s is no star
+			star, mark = p, i
+			p++
 		case p < len(pattern) && (pattern[p] == '?' || pattern[p] == s[i]):
 			p++
 			i++
-		case p < len(pattern) && pattern[p] == '*':
-			star, mark = p, i
-			p++
 		case star >= 0:
 			p = star + 1
 			mark++
