@@ -387,14 +387,16 @@ func (st *Statement) applies(r *Request) bool {
 	return true
 }
 
-// Within reports whether every Resource of the policy names bucket or its
-// objects (AWS refuses a bucket policy that does not: "Policy has invalid
-// resource").
+// Within reports whether every Resource of the policy can name bucket or
+// one of its objects (AWS refuses a bucket policy with one that cannot:
+// "Policy has invalid resource"). A wildcard counts when some name of the
+// bucket or its objects matches it: "*", "arn:aws:s3:::*" and
+// "arn:aws:s3:::*/*" are within every bucket, as AWS has them.
 func (p *Policy) Within(bucket string) bool {
 	arn := "arn:aws:s3:::" + bucket
 	ok := func(ps []pattern) bool {
 		for _, r := range ps {
-			if r.s != arn && !strings.HasPrefix(r.s, arn+"/") {
+			if !r.match(arn) && !extends(r.s, arn+"/") {
 				return false
 			}
 		}
@@ -406,6 +408,57 @@ func (p *Policy) Within(bucket string) bool {
 		}
 	}
 	return true
+}
+
+// extends reports whether the wildcard pattern matches some string that
+// begins with prefix and is longer (an object's ARN: its key is not
+// empty): whether a prefix of the pattern can consume all of prefix and
+// leave some of the pattern (what is left then matches some non-empty
+// suffix). The set of pattern positions is tracked, so it is linear in
+// len(prefix) times len(pattern).
+func extends(pattern, prefix string) bool {
+	cur := make([]bool, len(pattern)+1)
+	next := make([]bool, len(pattern)+1)
+	cur[0] = true
+	closeStars := func(set []bool) {
+		for p := 0; p < len(pattern); p++ {
+			if set[p] && pattern[p] == '*' {
+				set[p+1] = true
+			}
+		}
+	}
+	closeStars(cur)
+	for i := 0; i < len(prefix); i++ {
+		clear(next)
+		live := false
+		for p := 0; p <= len(pattern); p++ {
+			if !cur[p] {
+				continue
+			}
+			if p == len(pattern) {
+				continue
+			}
+			switch c := pattern[p]; {
+			case c == '*':
+				next[p] = true
+				live = true
+			case c == '?' || c == prefix[i]:
+				next[p+1] = true
+				live = true
+			}
+		}
+		if !live {
+			return false
+		}
+		cur, next = next, cur
+		closeStars(cur)
+	}
+	for p := 0; p < len(pattern); p++ {
+		if cur[p] {
+			return true // pattern[p] can take one more character
+		}
+	}
+	return false
 }
 
 // Public reports whether the policy grants access to everyone, as AWS
