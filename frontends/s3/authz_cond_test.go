@@ -1,6 +1,9 @@
 package s3
 
-import "testing"
+import (
+	"net/http/httptest"
+	"testing"
+)
 
 // TestPolicyObjectConditions checks the conditions that read the object
 // (s3:ExistingObjectTag) or the write's tags (s3:RequestObjectTag), and
@@ -99,6 +102,45 @@ func TestPolicyResources(t *testing.T) {
 	} {
 		if st, code := call(t, s, tc.who, tc.method, tc.target, []byte(tc.body), nil); st != tc.status || code != tc.code {
 			t.Errorf("%d: %q %s %s: %d %s, want %d %s", i, tc.who, tc.method, tc.target, st, code, tc.status, tc.code)
+		}
+	}
+}
+
+// TestCORSOnMissingKeys checks the Access-Control headers of an actual
+// (not preflight) request, an anonymous read of a key that is not there
+// in a public-read bucket included (404 NoSuchKey, with the headers).
+func TestCORSOnMissingKeys(t *testing.T) {
+	s, _ := testServer(t)
+	cors := `<CORSConfiguration><CORSRule><AllowedOrigin>*suffix</AllowedOrigin><AllowedMethod>GET</AllowedMethod></CORSRule>` +
+		`<CORSRule><AllowedOrigin>*.put</AllowedOrigin><AllowedMethod>PUT</AllowedMethod></CORSRule></CORSConfiguration>`
+	for _, setup := range []struct{ target, body string }{{"/cbk", ""}, {"/cbk?cors", cors}} {
+		if st, code := call(t, s, "alice", "PUT", setup.target, []byte(setup.body), map[string]string{"x-amz-acl": "public-read"}); st != 200 {
+			t.Fatalf("PUT %s: %d %s", setup.target, st, code)
+		}
+	}
+	for i, tc := range []struct {
+		method, origin, acrm string
+		status               int
+		allowOrigin, methods string
+	}{
+		{"GET", "foo.suffix", "", 404, "foo.suffix", "GET"},
+		{"GET", "foo.bar", "", 404, "", ""},
+		{"PUT", "foo.suffix", "GET", 403, "foo.suffix", "GET"},
+		{"PUT", "foo.suffix", "PUT", 403, "", ""},
+		{"PUT", "foo.suffix", "", 403, "", ""},
+		{"PUT", "foo.put", "", 403, "foo.put", "PUT"},
+	} {
+		r := httptest.NewRequest(tc.method, "http://cairn.test/cbk/bar", nil)
+		r.Header.Set("Origin", tc.origin)
+		if tc.acrm != "" {
+			r.Header.Set("Access-Control-Request-Method", tc.acrm)
+		}
+		w := httptest.NewRecorder()
+		s.ServeHTTP(w, r)
+		h := w.Header()
+		if w.Code != tc.status || h.Get("Access-Control-Allow-Origin") != tc.allowOrigin || h.Get("Access-Control-Allow-Methods") != tc.methods {
+			t.Errorf("%d: %s origin %s acrm %q: %d %q %q, want %d %q %q", i, tc.method, tc.origin, tc.acrm,
+				w.Code, h.Get("Access-Control-Allow-Origin"), h.Get("Access-Control-Allow-Methods"), tc.status, tc.allowOrigin, tc.methods)
 		}
 	}
 }
