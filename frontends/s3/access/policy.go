@@ -434,18 +434,15 @@ func extends(pattern, prefix string) bool {
 	for i := 0; i < len(prefix); i++ {
 		clear(next)
 		live := false
-		for p := 0; p <= len(pattern); p++ {
+		for p := 0; p < len(pattern); p++ { // the end of the pattern takes no more
 			if !cur[p] {
 				continue
 			}
-			if p == len(pattern) {
-				continue
-			}
-			switch c := pattern[p]; {
-			case c == '*':
+			switch pattern[p] {
+			case '*':
 				next[p] = true
 				live = true
-			case c == '?' || c == prefix[i]:
+			case '?', prefix[i]:
 				next[p+1] = true
 				live = true
 			}
