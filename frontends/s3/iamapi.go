@@ -136,8 +136,12 @@ func (s *Server) iamCall(w *recorder, req *request) error {
 		return &iamError{http.StatusBadRequest, "InvalidClientTokenId", "The request is not signed for service iam."}
 	}
 	raw, err := readBody(req, maxIAMForm)
-	if err != nil {
+	var tooLarge *APIError
+	if errors.As(err, &tooLarge) {
 		return &iamError{http.StatusBadRequest, "ValidationError", "The request body is too large."}
+	}
+	if err != nil {
+		return err
 	}
 	form, err := url.ParseQuery(string(raw))
 	if err != nil {

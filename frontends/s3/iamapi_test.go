@@ -101,6 +101,7 @@ func TestIAMUserPolicyAPI(t *testing.T) {
 	iamStep(42, "", "", form("Action", "ListUserPolicies", "UserName", "alice"), 403, "MissingAuthenticationToken", "")
 	iamStep(43, "root", "s3", form("Action", "ListUserPolicies", "UserName", "alice"), 400, "InvalidClientTokenId", "")
 	iamStep(44, "root", "iam", url.Values{"Version": {"2011-01-01"}, "Action": {"ListUserPolicies"}, "UserName": {"alice"}}, 400, "InvalidParameterValue", "")
+	iamStep(45, "root", "iam", put("alice", "Huge", strings.Repeat(" ", 20<<10)+denyGet), 400, "ValidationError", "too large")
 
 	// A signature for IAM does not sign S3 requests.
 	r := httptest.NewRequest("GET", "http://cairn.test/acct/k", nil)
