@@ -196,7 +196,11 @@ func (o *objectRef) head() (objstore.ObjectInfo, error) {
 			o.err = objstore.ErrNoSuchKey
 		} else {
 			var vid string
-			if o.bucket == o.req.bucket && o.key == o.req.key {
+			if src := o.req.Header.Get("x-amz-copy-source"); src != "" {
+				if sb, sk, sv, err := copySource(src); err == nil && sb == o.bucket && sk == o.key {
+					vid = sv // a copy's source version (only reads are decided on the object)
+				}
+			} else if o.bucket == o.req.bucket && o.key == o.req.key {
 				vid = o.req.URL.Query().Get("versionId") // the request's own target
 			}
 			o.info, o.err = o.s.store.Head(o.req.Context(), o.bucket, o.key, objstore.GetOptions{VersionID: vid})

@@ -2,7 +2,11 @@ package s3
 
 import (
 	"net/http/httptest"
+	"strings"
 	"testing"
+	"time"
+
+	"github.com/cairnstore/cairn/frontends/s3/sigv4"
 )
 
 // TestPolicyObjectConditions checks the conditions that read the object
@@ -141,6 +145,56 @@ func TestCORSOnMissingKeys(t *testing.T) {
 		if w.Code != tc.status || h.Get("Access-Control-Allow-Origin") != tc.allowOrigin || h.Get("Access-Control-Allow-Methods") != tc.methods {
 			t.Errorf("%d: %s origin %s acrm %q: %d %q %q, want %d %q %q", i, tc.method, tc.origin, tc.acrm,
 				w.Code, h.Get("Access-Control-Allow-Origin"), h.Get("Access-Control-Allow-Methods"), tc.status, tc.allowOrigin, tc.methods)
+		}
+	}
+}
+
+// serveAs serves one request signed as who and returns the recorder.
+func serveAs(t *testing.T, s *Server, who, method, target, body string, header map[string]string) *httptest.ResponseRecorder {
+	t.Helper()
+	r := httptest.NewRequest(method, "http://cairn.test"+target, strings.NewReader(body))
+	for k, v := range header {
+		r.Header.Set(k, v)
+	}
+	if err := sigv4.Sign(r, who, who+"-secret", "us-east-1", "s3", "", time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	w := httptest.NewRecorder()
+	s.ServeHTTP(w, r)
+	return w
+}
+
+// TestExistingObjectTagOfCopySource checks a copy is decided on the tags
+// of the source version it names.
+func TestExistingObjectTagOfCopySource(t *testing.T) {
+	s, _ := testServer(t)
+	pol := `{"Statement":[{"Effect":"Allow","Principal":"*","Action":"s3:GetObject","Resource":"arn:aws:s3:::vsrc/*",
+	  "Condition":{"StringEquals":{"s3:ExistingObjectTag/security":"public"}}}]}`
+	for _, st := range []struct{ who, method, target, body string }{
+		{"alice", "PUT", "/vsrc", ""},
+		{"alice", "PUT", "/vsrc?versioning", `<VersioningConfiguration><Status>Enabled</Status></VersioningConfiguration>`},
+		{"alice", "PUT", "/vsrc?policy", pol},
+		{"bob", "PUT", "/vdst", ""},
+	} {
+		if w := serveAs(t, s, st.who, st.method, st.target, st.body, nil); w.Code/100 != 2 {
+			t.Fatalf("%s %s: %d %s", st.method, st.target, w.Code, w.Body)
+		}
+	}
+	v1 := serveAs(t, s, "alice", "PUT", "/vsrc/k", "one", map[string]string{"x-amz-tagging": "security=public"}).Header().Get("x-amz-version-id")
+	v2 := serveAs(t, s, "alice", "PUT", "/vsrc/k", "two", map[string]string{"x-amz-tagging": "security=private"}).Header().Get("x-amz-version-id")
+	if v1 == "" || v2 == "" || v1 == v2 {
+		t.Fatalf("versions %q %q", v1, v2)
+	}
+	for i, tc := range []struct {
+		source string
+		status int
+	}{
+		{"/vsrc/k?versionId=" + v1, 200},
+		{"/vsrc/k?versionId=" + v2, 403},
+		{"/vsrc/k", 403},
+	} {
+		if w := serveAs(t, s, "bob", "PUT", "/vdst/copy", "", map[string]string{"x-amz-copy-source": tc.source}); w.Code != tc.status {
+			t.Errorf("%d: copy of %s: %d, want %d: %s", i, tc.source, w.Code, tc.status, w.Body)
 		}
 	}
 }
