@@ -154,7 +154,7 @@ func (s *Server) allowed(req *request, act, bucket, key string, b *objstore.Buck
 	info, err := obj.head()
 	switch {
 	case missingObject(err):
-		in.NoObject = true // decided on the bucket alone: its owner learns NoSuchKey, others AccessDenied
+		in.NoObject = true // decided on the bucket alone
 		if ok, _ = access.Decide(&in); !ok && s.readsObject(req, act, bucket, key) && isNoSuchKey(req, err) {
 			// A caller who may list the bucket learns the key is not there.
 			if lb, lerr := s.allowed(req, "s3:ListBucket", bucket, "", b); lerr == nil && lb {
