@@ -95,13 +95,18 @@ func (s *Server) checkExpectedOwner(req *request) error {
 // allowed decides act on bucket/key for the request's caller. b is the
 // bucket's record when the caller has it; nil reads it (the request's own
 // bucket through bucketOf, another one from the store). Without a bucket
-// only the caller's own policy is asked.
+// only the caller's own policy is asked. The object is read (once) only
+// when the decision needs it: its ACL, or a policy condition on
+// s3:ExistingObjectTag. A GET or HEAD of a key that is not there answers
+// NoSuchKey (the error) to a caller who may list the bucket, else
+// AccessDenied, as S3 does.
 func (s *Server) allowed(req *request, act, bucket, key string, b *objstore.BucketInfo) (bool, error) {
 	principal := req.auth.AccessKey
 	if s.isRoot(principal) {
 		return true, nil
 	}
-	r := &access.Request{Principal: principal, Action: act, Resource: resource(bucket, key), Values: s.condValues(req)}
+	obj := &objectRef{s: s, req: req, bucket: bucket, key: key}
+	r := &access.Request{Principal: principal, Action: act, Resource: resource(bucket, key), Values: s.condValues(req, obj)}
 	in := access.Input{Req: r, AccountBucket: true}
 	switch {
 	case principal == "":
@@ -144,13 +149,19 @@ func (s *Server) allowed(req *request, act, bucket, key string, b *objstore.Buck
 	in.BucketPolicy, in.BucketACL, in.PAB, in.Enforced = docs.policy, docs.acl, docs.pab, docs.ownership == ownerEnforced
 	ok, needObject := access.Decide(&in)
 	if ok || !needObject || key == "" {
-		return ok, nil
+		return ok, obj.fault
 	}
-	info, err := s.store.Head(req.Context(), bucket, key, objstore.GetOptions{VersionID: req.URL.Query().Get("versionId")})
+	info, err := obj.head()
 	switch {
-	case errors.Is(err, objstore.ErrNoSuchKey) || errors.Is(err, objstore.ErrNoSuchVersion) ||
-		errors.Is(err, objstore.ErrDeleteMarker) || errors.Is(err, objstore.ErrInvalidKey):
-		in.NoObject = true // decided on the bucket alone: its owner learns NoSuchKey, others AccessDenied
+	case missingObject(err):
+		in.NoObject = true // decided on the bucket alone
+		if ok, _ = access.Decide(&in); !ok && s.readsObject(req, act, bucket, key) && isNoSuchKey(req, err) {
+			// A caller who may list the bucket learns the key is not there.
+			if lb, lerr := s.allowed(req, "s3:ListBucket", bucket, "", b); lerr == nil && lb {
+				return false, objstore.ErrNoSuchKey
+			}
+		}
+		return ok, obj.fault
 	case err != nil:
 		return false, err
 	default:
@@ -160,7 +171,109 @@ func (s *Server) allowed(req *request, act, bucket, key string, b *objstore.Buck
 		}
 	}
 	ok, _ = access.Decide(&in)
-	return ok, nil
+	return ok, obj.fault
+}
+
+// objectRef reads the version a decision is about, at most once: for the
+// object's ACL and for s3:ExistingObjectTag conditions. fault is a read
+// error other than the object not being there (the decision then fails
+// with it rather than answer on missing tags).
+type objectRef struct {
+	s           *Server
+	req         *request
+	bucket, key string
+
+	done  bool
+	info  objstore.ObjectInfo
+	err   error
+	fault error
+}
+
+func (o *objectRef) head() (objstore.ObjectInfo, error) {
+	if !o.done {
+		o.done = true
+		if o.key == "" {
+			o.err = objstore.ErrNoSuchKey
+		} else {
+			var vid string
+			if src := o.req.Header.Get("x-amz-copy-source"); src != "" {
+				if sb, sk, sv, err := copySource(src); err == nil && sb == o.bucket && sk == o.key {
+					vid = sv // a copy's source version (only reads are decided on the object)
+				}
+			} else if o.bucket == o.req.bucket && o.key == o.req.key {
+				vid = o.req.URL.Query().Get("versionId") // the request's own target
+			}
+			o.info, o.err = o.s.store.Head(o.req.Context(), o.bucket, o.key, objstore.GetOptions{VersionID: vid})
+		}
+		if o.err != nil && !missingObject(o.err) {
+			o.fault = o.err
+		}
+	}
+	return o.info, o.err
+}
+
+// tag is the value of the object's tag k (s3:ExistingObjectTag/<k>).
+func (o *objectRef) tag(k string) ([]string, bool) {
+	info, err := o.head()
+	if err != nil {
+		return nil, false
+	}
+	tags, err := objectTags(info)
+	if err != nil {
+		if o.fault == nil {
+			o.fault = err
+		}
+		return nil, false
+	}
+	v, ok := tags[k]
+	if !ok {
+		return nil, false
+	}
+	return []string{v}, true
+}
+
+// missingObject reports whether a read failed because the key or version
+// is not there.
+func missingObject(err error) bool {
+	return errors.Is(err, objstore.ErrNoSuchKey) || errors.Is(err, objstore.ErrNoSuchVersion) ||
+		errors.Is(err, objstore.ErrDeleteMarker) || errors.Is(err, objstore.ErrInvalidKey)
+}
+
+// isNoSuchKey reports whether a read of the request's object answers
+// NoSuchKey: the key is not there, or its current version is a delete
+// marker (a named version that is not there is NoSuchVersion).
+func isNoSuchKey(req *request, err error) bool {
+	return errors.Is(err, objstore.ErrNoSuchKey) ||
+		errors.Is(err, objstore.ErrDeleteMarker) && req.URL.Query().Get("versionId") == ""
+}
+
+// readsObject reports whether act on bucket/key is the request's own GET,
+// HEAD or GetObjectAttributes: what the NoSuchKey-or-AccessDenied rule
+// covers.
+func (s *Server) readsObject(req *request, act, bucket, key string) bool {
+	switch req.api {
+	case "GetObject", "HeadObject", "GetObjectAttributes":
+		return act == "s3:GetObject" && bucket == req.bucket && key == req.key
+	}
+	return false
+}
+
+// hideMissing is the handler's side of that rule: a caller allowed to read
+// a key that is not there, but not to list the bucket, is answered
+// AccessDenied instead of NoSuchKey. nil when err is to be answered as it
+// is. Asked only when the read failed: the happy path pays nothing.
+func (s *Server) hideMissing(req *request, err error) error {
+	if !isNoSuchKey(req, err) || !s.readsObject(req, "s3:GetObject", req.bucket, req.key) {
+		return nil
+	}
+	ok, aerr := s.allowed(req, "s3:ListBucket", req.bucket, "", nil)
+	if aerr != nil {
+		return aerr
+	}
+	if !ok {
+		return errAccessDenied
+	}
+	return nil
 }
 
 // objectOwner is the canonical ID of a version's owner for its ACL: the
@@ -222,8 +335,9 @@ func (s *Server) bucketDocs(b objstore.BucketInfo) (bucketDocsOf, error) {
 	return d, nil
 }
 
-// condValues looks up the request's condition keys (lower-cased).
-func (s *Server) condValues(req *request) func(string) ([]string, bool) {
+// condValues looks up the request's condition keys (lower-cased);
+// s3:ExistingObjectTag/<key> reads obj's tags, only when a condition asks.
+func (s *Server) condValues(req *request, obj *objectRef) func(string) ([]string, bool) {
 	var q url.Values
 	query := func() url.Values {
 		if q == nil {
@@ -286,10 +400,13 @@ func (s *Server) condValues(req *request) func(string) ([]string, bool) {
 			v, ok := tags[k]
 			return []string{v}, ok
 		}
+		if k, ok := strings.CutPrefix(key, "s3:existingobjecttag/"); ok {
+			return obj.tag(k)
+		}
 		if h, ok := strings.CutPrefix(key, "s3:"); ok && strings.HasPrefix(h, "x-amz-") {
 			return nonEmpty(req.Header.Get(h))
 		}
-		return nil, false // s3:ExistingObjectTag and others Cairn does not know
+		return nil, false // keys Cairn does not know
 	}
 }
 

@@ -88,9 +88,10 @@ func TestAuthorizeThroughTheFace(t *testing.T) {
 		{"bob", "GET", "/abc?list-type=2", "", nil, 403, "AccessDenied"},
 		{"bob", "PUT", "/abc/k?acl", "", map[string]string{"x-amz-acl": "public-read"}, 403, "AccessDenied"},
 		{"alice", "GET", "/abc/absent", "", nil, 404, "NoSuchKey"},
-		// S3 would say 403 to a caller without s3:ListBucket; Cairn tells
-		// whom it allows GetObject that the key is absent.
-		{"bob", "GET", "/abc/absent", "", nil, 404, "NoSuchKey"},
+		// As S3: a caller without s3:ListBucket does not learn the key is
+		// absent, even when allowed GetObject.
+		{"bob", "GET", "/abc/absent", "", nil, 403, "AccessDenied"},
+		{"bob", "HEAD", "/abc/absent", "", nil, 403, ""},
 		{"", "GET", "/abc/absent", "", nil, 403, "AccessDenied"},
 		{"bob", "PUT", "/abc/k2", "x", nil, 403, "AccessDenied"},
 		{"alice", "PUT", "/abc?acl", "", map[string]string{"x-amz-grant-write": "id=bob"}, 200, ""},

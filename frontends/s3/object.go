@@ -197,6 +197,9 @@ func (s *Server) serveObject(w *recorder, req *request, withBody bool) error {
 	q := req.URL.Query()
 	r, err := s.store.Open(req.Context(), req.bucket, req.key, objstore.GetOptions{VersionID: q.Get("versionId")})
 	if err != nil {
+		if hidden := s.hideMissing(req, err); hidden != nil {
+			return hidden
+		}
 		return s.objectError(w, req, err)
 	}
 	defer func() { _ = r.Close() }()
@@ -498,6 +501,9 @@ func (s *Server) checkRenameTimes(req *request, src string) error {
 func (s *Server) getObjectAttributes(w *recorder, req *request) error {
 	info, err := s.store.Head(req.Context(), req.bucket, req.key, objstore.GetOptions{VersionID: req.URL.Query().Get("versionId")})
 	if err != nil {
+		if hidden := s.hideMissing(req, err); hidden != nil {
+			return hidden
+		}
 		return s.objectError(w, req, err)
 	}
 	want := map[string]bool{}

@@ -141,6 +141,9 @@ func (s *Server) route(req *request) (handler, string) {
 		if m == http.MethodGet {
 			return s.listBuckets, "ListBuckets"
 		}
+		if isIAMQuery(req) {
+			return s.iamQuery, "IAM" // the user-policy API (iamapi.go)
+		}
 	case req.key == "":
 		switch m {
 		case http.MethodPut:

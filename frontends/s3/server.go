@@ -93,7 +93,7 @@ func New(store *objstore.Store, opt Options) (*Server, error) {
 	s := &Server{
 		store:    store,
 		opt:      opt,
-		verifier: &sigv4.Verifier{Secret: opt.Secret, Services: []string{"s3"}},
+		verifier: &sigv4.Verifier{Secret: opt.Secret, Services: []string{"s3", "iam"}},
 		hostID:   hex.EncodeToString(id[:]),
 		bufs: sync.Pool{New: func() any {
 			b := make([]byte, 1<<20)
@@ -194,6 +194,12 @@ func (s *Server) serve(w *recorder, req *request) error {
 	}
 	if api == "PreflightCORS" {
 		return h(w, req) // unauthenticated by definition: the bucket's CORS rules decide
+	}
+	if api == "IAM" {
+		return h(w, req) // the IAM API decides its actions on users (iamapi.go)
+	}
+	if auth.Service == "iam" {
+		return errAccessDenied // a signature for IAM is not one for S3
 	}
 	if err := s.authorize(req); err != nil {
 		return err

@@ -8,12 +8,12 @@ func wildcard(pattern, s string) bool {
 	star, mark := -1, 0
 	for i < len(s) {
 		switch {
+		case p < len(pattern) && pattern[p] == '*': // before the literal case: a '*' in s is no star
+			star, mark = p, i
+			p++
 		case p < len(pattern) && (pattern[p] == '?' || pattern[p] == s[i]):
 			p++
 			i++
-		case p < len(pattern) && pattern[p] == '*':
-			star, mark = p, i
-			p++
 		case star >= 0:
 			p = star + 1
 			mark++
@@ -57,6 +57,54 @@ func matchAny(ps []pattern, s string) bool {
 	for _, p := range ps {
 		if p.match(s) {
 			return true
+		}
+	}
+	return false
+}
+
+// extends reports whether the wildcard pattern matches some string that
+// begins with prefix and is longer (an object's ARN: its key is not
+// empty): whether a prefix of the pattern can consume all of prefix and
+// leave some of the pattern (what is left then matches some non-empty
+// suffix). The set of pattern positions is tracked, so it is linear in
+// len(prefix) times len(pattern).
+func extends(pattern, prefix string) bool {
+	cur := make([]bool, len(pattern)+1)
+	next := make([]bool, len(pattern)+1)
+	cur[0] = true
+	closeStars := func(set []bool) {
+		for p := 0; p < len(pattern); p++ {
+			if set[p] && pattern[p] == '*' {
+				set[p+1] = true
+			}
+		}
+	}
+	closeStars(cur)
+	for i := 0; i < len(prefix); i++ {
+		clear(next)
+		live := false
+		for p := 0; p < len(pattern); p++ { // the end of the pattern takes no more
+			if !cur[p] {
+				continue
+			}
+			switch pattern[p] {
+			case '*':
+				next[p] = true
+				live = true
+			case '?', prefix[i]:
+				next[p+1] = true
+				live = true
+			}
+		}
+		if !live {
+			return false
+		}
+		cur, next = next, cur
+		closeStars(cur)
+	}
+	for p := 0; p < len(pattern); p++ {
+		if cur[p] {
+			return true // pattern[p] can take one more character
 		}
 	}
 	return false

@@ -183,10 +183,10 @@ func parseStatement(raw []byte, k Kind) (Statement, error) {
 	if st.NotAction, err = actions(in.NotAction, k); err != nil {
 		return st, err
 	}
-	if st.Resource, err = resources(in.Resource); err != nil {
+	if st.Resource, err = resources(in.Resource, k); err != nil {
 		return st, err
 	}
-	if st.NotResource, err = resources(in.NotResource); err != nil {
+	if st.NotResource, err = resources(in.NotResource, k); err != nil {
 		return st, err
 	}
 	for op, keys := range in.Condition {
@@ -211,7 +211,8 @@ func actions(in stringSet, k Kind) ([]pattern, error) {
 	out := make([]pattern, 0, len(in))
 	for _, a := range in {
 		la := strings.ToLower(a)
-		ok := la == "*" || strings.HasPrefix(la, "s3:") || (k == Identity && strings.HasPrefix(la, "admin:"))
+		ok := la == "*" || strings.HasPrefix(la, "s3:") ||
+			k == Identity && (strings.HasPrefix(la, "admin:") || strings.HasPrefix(la, "iam:"))
 		if !ok || len(la) > 256 {
 			return nil, fmt.Errorf("action %q is not an s3: action", a)
 		}
@@ -220,7 +221,9 @@ func actions(in stringSet, k Kind) ([]pattern, error) {
 	return out, nil
 }
 
-func resources(in stringSet) ([]pattern, error) {
+// resources compiles Resource or NotResource: S3 ARNs, and in a user's
+// policy IAM ones too (the user-policy API's own actions name users).
+func resources(in stringSet, k Kind) ([]pattern, error) {
 	if in == nil {
 		return nil, nil
 	}
@@ -229,7 +232,7 @@ func resources(in stringSet) ([]pattern, error) {
 	}
 	out := make([]pattern, 0, len(in))
 	for _, r := range in {
-		if r != "*" && !strings.HasPrefix(r, "arn:aws:s3:::") {
+		if r != "*" && !strings.HasPrefix(r, "arn:aws:s3:::") && (k != Identity || !strings.HasPrefix(r, "arn:aws:iam::")) {
 			return nil, fmt.Errorf("resource %q is not an S3 ARN", r)
 		}
 		out = append(out, compile(r))
@@ -387,14 +390,16 @@ func (st *Statement) applies(r *Request) bool {
 	return true
 }
 
-// Within reports whether every Resource of the policy names bucket or its
-// objects (AWS refuses a bucket policy that does not: "Policy has invalid
-// resource").
+// Within reports whether every Resource of the policy can name bucket or
+// one of its objects (AWS refuses a bucket policy with one that cannot:
+// "Policy has invalid resource"). A wildcard counts when some name of the
+// bucket or its objects matches it: "*", "arn:aws:s3:::*" and
+// "arn:aws:s3:::*/*" are within every bucket, as AWS has them.
 func (p *Policy) Within(bucket string) bool {
 	arn := "arn:aws:s3:::" + bucket
 	ok := func(ps []pattern) bool {
 		for _, r := range ps {
-			if r.s != arn && !strings.HasPrefix(r.s, arn+"/") {
+			if !r.match(arn) && !extends(r.s, arn+"/") {
 				return false
 			}
 		}

@@ -3,8 +3,10 @@ package access
 import (
 	"errors"
 	"fmt"
+	"regexp"
 	"strings"
 	"testing"
+	"unicode/utf8"
 )
 
 func mustPolicy(t testing.TB, doc string, k Kind) *Policy {
@@ -29,6 +31,9 @@ func TestWildcard(t *testing.T) {
 		{"arn:aws:s3:::b/*", "arn:aws:s3:::b/x/y", true}, {"arn:aws:s3:::b/*", "arn:aws:s3:::b", false},
 		{"*a*b", "xxaxxbxb", true}, {"*a*b", "xxaxxbx", false}, {"", "", true}, {"", "a", false},
 		{"a[b", "a[b", true},
+		// A '*' or '?' in the name is a character like any other.
+		{"arn:aws:s3:::b/*", "arn:aws:s3:::b/*x", true}, {"a*", "a*b", true}, {"*", "**", true},
+		{"a*c", "a*", false}, {"?", "*", true}, {"a?", "a*b", false},
 	} {
 		if got := wildcard(tc.p, tc.s); got != tc.want {
 			t.Errorf("wildcard(%q, %q) = %v", tc.p, tc.s, got)
@@ -137,7 +142,9 @@ func TestParsePolicyErrors(t *testing.T) {
 		{`{"Statement":[{` + ok + `}],"Bogus":1}`, Identity},
 		{`{"Statement":[{"Effect":"Maybe","Action":"s3:*","Resource":"*"}]}`, Identity},
 		{`{"Statement":[{"Effect":"Allow","Action":"ec2:*","Resource":"*"}]}`, Identity},
-		{`{"Statement":[{"Effect":"Allow","Action":"s3:*","Resource":"arn:aws:iam::1:user/x"}]}`, Identity},
+		{`{"Statement":[{"Effect":"Allow","Action":"s3:*","Resource":"arn:aws:ec2:::x"}]}`, Identity},
+		{`{"Statement":[{"Effect":"Allow","Principal":"*","Action":"s3:*","Resource":"arn:aws:iam::1:user/x"}]}`, Resource},
+		{`{"Statement":[{"Effect":"Allow","Principal":"*","Action":"iam:PutUserPolicy","Resource":"*"}]}`, Resource},
 		{`{"Statement":[{"Effect":"Allow","Action":"s3:*"}]}`, Identity},
 		{`{"Statement":[{"Effect":"Allow","Resource":"*"}]}`, Identity},
 		{`{"Statement":[{"Effect":"Allow","Action":"s3:*","NotAction":"s3:Get*","Resource":"*"}]}`, Identity},
@@ -204,4 +211,118 @@ func FuzzParsePolicy(f *testing.F) {
 			_, _ = p.Public(), p.Within("b")
 		}
 	})
+}
+
+func TestWithin(t *testing.T) {
+	for _, tc := range []struct {
+		resources string
+		bucket    string
+		want      bool
+	}{
+		{`"arn:aws:s3:::b"`, "b", true},
+		{`["arn:aws:s3:::b","arn:aws:s3:::b/*"]`, "b", true},
+		{`"arn:aws:s3:::b/pre/fix"`, "b", true},
+		{`"*"`, "b", true},
+		{`["arn:aws:s3:::*","arn:aws:s3:::*/*"]`, "b", true},
+		{`"arn:aws:s3:::b*"`, "b", true},
+		{`"arn:aws:s3:::?"`, "b", true},
+		{`"arn:aws:s3:::?/k"`, "b", true},
+		{`"arn:aws:s3:::*x/k"`, "b", true}, // an object named x/k
+		{`"arn:aws:s3:::c"`, "b", false},
+		{`"arn:aws:s3:::bb"`, "b", false},
+		{`"arn:aws:s3:::bb/*"`, "b", false},
+		{`"arn:aws:s3:::??"`, "b", false}, // b/ and no key
+		{`"arn:aws:s3:::???"`, "b", true}, // b/x
+		{`"arn:aws:s3:::c*"`, "b", false},
+		{`["arn:aws:s3:::b/*","arn:aws:s3:::c/*"]`, "b", false},
+	} {
+		p := mustPolicy(t, `{"Statement":[{"Effect":"Allow","Principal":"*","Action":"s3:*","Resource":`+tc.resources+`}]}`, Resource)
+		if got := p.Within(tc.bucket); got != tc.want {
+			t.Errorf("%s within %s: %v, want %v", tc.resources, tc.bucket, got, tc.want)
+		}
+	}
+}
+
+// extendsOracle is extends by brute force: some string made of the
+// prefix and one to three characters of an alphabet matches.
+func extendsOracle(pattern, prefix string) bool {
+	var try func(s string, n int) bool
+	try = func(s string, n int) bool {
+		if len(s) > len(prefix) && wildcard(pattern, s) {
+			return true
+		}
+		if n == 0 {
+			return false
+		}
+		for _, c := range "ab/" {
+			if try(s+string(c), n-1) {
+				return true
+			}
+		}
+		return false
+	}
+	return try(prefix, 3)
+}
+
+func FuzzExtends(f *testing.F) {
+	for _, s := range [][2]string{{"a*b", "ab"}, {"*", ""}, {"??", "a"}, {"a?b", "ab/"}, {"*a*", "b"}, {"", "a"}} {
+		f.Add(s[0], s[1])
+	}
+	f.Fuzz(func(t *testing.T, pattern, prefix string) {
+		if len(pattern) > 8 || len(prefix) > 6 {
+			return
+		}
+		// The oracle's suffixes are at most three characters of "ab/": it
+		// decides exactly when what the pattern needs past the prefix is
+		// made of those and short enough; otherwise it can only say yes.
+		got := extends(pattern, prefix)
+		want := extendsOracle(pattern, prefix)
+		if want && !got {
+			t.Fatalf("extends(%q, %q) = false, but a completion matches", pattern, prefix)
+		}
+		if got && !want && strings.Trim(pattern, "ab/*?") == "" && len(pattern) <= 3 {
+			t.Fatalf("extends(%q, %q) = true, but no completion matches", pattern, prefix)
+		}
+	})
+}
+
+// FuzzWildcard checks wildcard against a regular expression of the same
+// pattern ('*' any run, '?' one character, the rest literal).
+func FuzzWildcard(f *testing.F) {
+	f.Add("arn:aws:s3:::b/*", "arn:aws:s3:::b/*x")
+	f.Add("*a?b*", "xa*b")
+	f.Fuzz(func(t *testing.T, pattern, s string) {
+		if len(pattern) > 16 || len(s) > 32 || !utf8.ValidString(pattern) || !utf8.ValidString(s) {
+			return
+		}
+		var re strings.Builder
+		re.WriteString(`(?s)^`)
+		for _, c := range pattern {
+			switch c {
+			case '*':
+				re.WriteString(`.*`)
+			case '?':
+				re.WriteString(`.`)
+			default:
+				re.WriteString(regexp.QuoteMeta(string(c)))
+			}
+		}
+		re.WriteString(`$`)
+		// '?' is one byte to wildcard: compare on ASCII names only.
+		if strings.ContainsRune(pattern, '?') && !isASCII(s) {
+			return
+		}
+		if want := regexp.MustCompile(re.String()).MatchString(s); wildcard(pattern, s) != want {
+			t.Fatalf("wildcard(%q, %q) = %v, want %v", pattern, s, !want, want)
+		}
+	})
+}
+
+func isASCII(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] >= 0x80 {
+			return false
+		}
+	}
+	return true
 }

@@ -41,7 +41,7 @@ func TestParsePolicyErrors(t *testing.T) {
 		``, `{}`, `{"Statement": []}`,
 		`{"Statement": [{"Effect": "Maybe", "Action": "s3:*", "Resource": "*"}]}`,
 		`{"Statement": [{"Effect": "Allow", "Action": "ec2:*", "Resource": "*"}]}`,
-		`{"Statement": [{"Effect": "Allow", "Action": "s3:*", "Resource": "arn:aws:iam::1:user/x"}]}`,
+		`{"Statement": [{"Effect": "Allow", "Action": "s3:*", "Resource": "arn:aws:sqs:::x"}]}`,
 		`{"Statement": [{"Effect": "Allow", "Action": "s3:*"}]}`,
 		`{"Statement": [{"Effect": "Allow", "Action": "s3:*", "Resource": "*", "Condition": {"Maybe": {"k": "v"}}}]}`,
 	} {

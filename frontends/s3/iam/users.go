@@ -37,6 +37,10 @@ type User struct {
 	// (AmazonCustomerByEmail, x-amz-grant-*: emailAddress=).
 	Email   string    `json:"email,omitempty"`
 	Created time.Time `json:"created"`
+	// Inline are the user's inline policies by name (PutUserPolicy), each
+	// the document as it was put; the user is allowed what Policy or any
+	// of them allows (inline.go).
+	Inline map[string]string `json:"inline_policies,omitempty"`
 }
 
 type entry struct {
@@ -71,7 +75,7 @@ func OpenDirectory(ctx context.Context, store *objstore.Store, rootUser, rootSec
 			if err != nil {
 				return nil, err
 			}
-			p, err := policyOf(u.Policy)
+			p, err := effective(u)
 			if err != nil {
 				return nil, fmt.Errorf("user %s: %w", u.AccessKey, err)
 			}
@@ -195,7 +199,7 @@ func (d *Directory) Add(ctx context.Context, u User) error {
 	if u.Policy == "" {
 		u.Policy = ReadWrite
 	}
-	p, err := policyOf(u.Policy)
+	p, err := effective(u)
 	if err != nil {
 		return err
 	}
