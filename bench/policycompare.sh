@@ -16,8 +16,10 @@
 #
 #   bench/policycompare.sh [ROUNDS] [DURATION]       (defaults: 3 10s)
 #
-# WORKLOADS (default "put 4KiB,get 4KiB,put 64MiB,get 64MiB"), DRIVES (4)
-# and GAP (20: seconds of pause after each large PUT run) tune the run.
+# WORKLOADS (default "put 4KiB,get 4KiB,put 64MiB,get 64MiB"), DRIVES (4),
+# LARGE (default 30s: the duration of the 64 MiB runs, long enough for
+# every client to finish some) and GAP (20: seconds of pause after each
+# large PUT run) tune the run.
 # Loopback only; everything it starts is stopped on exit.
 set -euo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
@@ -74,9 +76,10 @@ load() { # side op size
     policy) creds=(--access-key benchuser --secret-key benchusersecret) ;;
     anon) creds=(--anonymous) ;;
   esac
-  case $3 in *MiB|*GiB) keys=16 ;; esac
+  local d=$dur
+  case $3 in *MiB|*GiB) keys=16 d=${LARGE:-30s} ;; esac
   "$work/cairn" bench s3 --endpoint "$ep" "${creds[@]}" --bucket "bench-$1" --op "$2" --size "$3" \
-    --clients 16 --keys "$keys" --duration "$dur" --json |
+    --clients 16 --keys "$keys" --duration "$d" --json |
     python3 -c 'import json,sys; r=json.load(sys.stdin); r["label"]=sys.argv[1]; print(json.dumps(r))' "$1" >>"$work/results.jsonl"
 }
 order() {
@@ -119,7 +122,7 @@ for op, size in keys:
     vals = {s: [v(x) for x in groups[(s, op, size)]] for s in ("root", "anon", "policy")}
     cells = []
     for s in ("anon", "policy"):
-        per = [a / b for a, b in zip(vals[s], vals["root"])]
-        cells.append(f"{st.median(per):.3f}x ({min(per):.3f}-{max(per):.3f})")
+        per = [a / b for a, b in zip(vals[s], vals["root"]) if b > 0]
+        cells.append(f"{st.median(per):.3f}x ({min(per):.3f}-{max(per):.3f})" if per else "n/a (no root figure)")
     print(f"| {name} | " + " | ".join(f"{st.median(vals[s]):.0f} {unit}" for s in vals) + " | " + " | ".join(cells) + " |")
 PY
