@@ -235,4 +235,3 @@ func (s *Server) putBucketVersioning(w *recorder, req *request) error {
 	w.WriteHeader(http.StatusOK)
 	return nil
 }
-
