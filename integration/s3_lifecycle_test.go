@@ -229,9 +229,10 @@ func wantExpiration(t *testing.T, what, header string, mod time.Time, days int, 
 	}
 }
 
-// TestS3LifecycleExpirationHeader: PUT, HEAD and GET of an object that an
-// Expiration rule covers say when it expires and by which rule; tag
-// filters are honoured, and an object no rule covers has no header.
+// TestS3LifecycleExpirationHeader: PUT, GET, HEAD, CopyObject and
+// CompleteMultipartUpload of an object that an Expiration rule covers say
+// when it expires and by which rule; tag filters are honoured, and an
+// object no rule covers has no header.
 func TestS3LifecycleExpirationHeader(t *testing.T) {
 	s := startS3Server(t)
 	c := sdkClient(s, s3User, s3Secret)
@@ -272,6 +273,31 @@ func TestS3LifecycleExpirationHeader(t *testing.T) {
 	}
 	_ = g.Body.Close()
 	wantExpiration(t, "GET", aws.ToString(g.Expiration), mod, 1, "days%201")
+	cp, err := c.CopyObject(ctx, &s3.CopyObjectInput{Bucket: aws.String(bucket), Key: aws.String("days1/copy"),
+		CopySource: aws.String(bucket + "/days1/foo")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantExpiration(t, "CopyObject", aws.ToString(cp.Expiration), aws.ToTime(cp.CopyObjectResult.LastModified), 1, "days%201")
+	up, err := c.CreateMultipartUpload(ctx, &s3.CreateMultipartUploadInput{Bucket: aws.String(bucket), Key: aws.String("days1/mp")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	part, err := c.UploadPart(ctx, &s3.UploadPartInput{Bucket: aws.String(bucket), Key: aws.String("days1/mp"), UploadId: up.UploadId,
+		PartNumber: aws.Int32(1), Body: bytes.NewReader([]byte("part"))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	done, err := c.CompleteMultipartUpload(ctx, &s3.CompleteMultipartUploadInput{Bucket: aws.String(bucket), Key: aws.String("days1/mp"),
+		UploadId: up.UploadId, MultipartUpload: &types.CompletedMultipartUpload{Parts: []types.CompletedPart{{ETag: part.ETag, PartNumber: aws.Int32(1)}}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, err = c.HeadObject(ctx, &s3.HeadObjectInput{Bucket: aws.String(bucket), Key: aws.String("days1/mp")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantExpiration(t, "CompleteMultipartUpload", aws.ToString(done.Expiration), aws.ToTime(h.LastModified), 1, "days%201")
 
 	// Tags set by PUT or by PutObjectTagging, and the rule's tag absent.
 	put("tagged", "key1=tag1&key5=tag5")

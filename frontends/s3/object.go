@@ -410,6 +410,7 @@ func (s *Server) copyObject(w *recorder, req *request) error {
 	if info.VersionID != objstore.NullVersion {
 		w.Header().Set("x-amz-version-id", info.VersionID)
 	}
+	s.expirationHeader(w.Header(), req, info)
 	if dst != nil {
 		dst.headers(w.Header())
 	}
