@@ -112,6 +112,7 @@ func TestS3LifecycleConfiguration(t *testing.T) {
 	wantAPIError(t, "GET before any PUT", err, "NoSuchLifecycleConfiguration", 404)
 
 	days := func(n int32) *types.LifecycleExpiration { return &types.LifecycleExpiration{Days: aws.Int32(n)} }
+	//nolint:staticcheck // the deprecated, filterless Prefix is the shape under test
 	legacy := types.LifecycleRule{ID: aws.String("legacy"), Prefix: aws.String("test1/"), Status: types.ExpirationStatusEnabled, Expiration: days(31)}
 	prefix := lcEnabled("prefix", &types.LifecycleRuleFilter{Prefix: aws.String("logs/")})
 	prefix.Expiration = days(2)
