@@ -117,7 +117,7 @@ func (s *Store) ListBuckets(ctx context.Context) ([]BucketInfo, error) {
 
 func bucketInfo(b *meta.Bucket) BucketInfo {
 	return BucketInfo{Name: b.Name, Created: b.Created, Versioning: b.Versioning,
-		Owner: b.Owner, ObjectLock: b.ObjectLock, Config: b.Config}
+		Owner: b.Owner, ObjectLock: b.ObjectLock, Config: b.Config, Lifecycle: b.Lifecycle}
 }
 
 // SetBucketConfig stores doc as the bucket's document called name (nil
@@ -172,11 +172,17 @@ func (s *Store) SetObjectLock(ctx context.Context, name string) error {
 // LifecycleRule is a bucket lifecycle rule the store enforces.
 type LifecycleRule = meta.LifecycleRule
 
+// Tag is one key-value pair of a lifecycle rule's tag filter.
+type Tag = meta.Tag
+
 // SetLifecycle replaces the bucket's lifecycle rules (nil removes them).
 func (s *Store) SetLifecycle(ctx context.Context, name string, rules []LifecycleRule) error {
 	for _, r := range rules {
-		if r.AbortIncompleteDays < 0 || r.ExpirationDays < 0 {
-			return fmt.Errorf("%w: lifecycle rule %q: negative days", ErrInvalidArgument, r.ID)
+		if r.AbortIncompleteDays < 0 || r.ExpirationDays < 0 || r.NoncurrentDays < 0 || r.NewerNoncurrent < 0 {
+			return fmt.Errorf("%w: lifecycle rule %q: negative days or versions", ErrInvalidArgument, r.ID)
+		}
+		if len(r.Tags) > 0 && r.TagRecord == "" {
+			return fmt.Errorf("%w: lifecycle rule %q: tags without a tag record", ErrInvalidArgument, r.ID)
 		}
 	}
 	return s.updateBucket(ctx, name, func(b *meta.Bucket) error {

@@ -3,6 +3,7 @@ package objstore
 import (
 	"context"
 	"errors"
+	"reflect"
 	"slices"
 	"testing"
 	"time"
@@ -22,7 +23,7 @@ func TestExpireUploads(t *testing.T) {
 	if err := s.SetLifecycle(ctx, "life", rules); err != nil {
 		t.Fatal(err)
 	}
-	if got, err := s.Lifecycle(ctx, "life"); err != nil || !slices.Equal(got, rules) {
+	if got, err := s.Lifecycle(ctx, "life"); err != nil || !reflect.DeepEqual(got, rules) {
 		t.Fatalf("lifecycle: %+v %v", got, err)
 	}
 	// Overlapping rules abort an upload once.

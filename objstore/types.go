@@ -185,6 +185,9 @@ type BucketInfo struct {
 	// The documents' bytes are read-only: HeadBucket shares them between
 	// callers.
 	Config map[string][]byte
+	// Lifecycle is the bucket's lifecycle rules (SetLifecycle), read-only
+	// like Config.
+	Lifecycle []LifecycleRule
 }
 
 // BucketOptions are the options of CreateBucket.

@@ -17,7 +17,9 @@
 // of SSE-C, SSE-S3 and SSE-KMS are the sub-package sse's (encryption.go
 // and sse*.go wire them: bodies are encrypted before Store.Put and
 // decrypted after the ObjectReader, so the store only ever holds an
-// encrypted object's ciphertext).
+// encrypted object's ciphertext). lifecycle.go validates lifecycle
+// configurations and hands the store the rules it applies
+// (objstore/lifecycle.go), keeping each rule's element for GET.
 //
 // It may import objstore and its own sub-packages only: never another
 // face, never objstore's internals (meta, erasure, drive).

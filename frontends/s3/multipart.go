@@ -191,6 +191,7 @@ func (s *Server) completeMultipartUpload(w *recorder, req *request) error {
 	if info.VersionID != objstore.NullVersion {
 		w.Header().Set("x-amz-version-id", info.VersionID)
 	}
+	s.expirationHeader(w.Header(), req, info)
 	res := completeMultipartUploadResult{NS: s3NS, Location: "http://" + req.Host + "/" + req.bucket + "/" + req.key,
 		Bucket: req.bucket, Key: req.key, ETag: quote(info.ETag)}
 	switch {

@@ -163,6 +163,7 @@ func (s *Server) putObject(w *recorder, req *request) error {
 	if info.VersionID != objstore.NullVersion {
 		w.Header().Set("x-amz-version-id", info.VersionID)
 	}
+	s.expirationHeader(w.Header(), req, info)
 	for k, v := range info.Meta {
 		if strings.HasPrefix(k, "x-amz-checksum-") {
 			w.Header().Set(k, v)
@@ -246,6 +247,7 @@ func (s *Server) serveObject(w *recorder, req *request, withBody bool) error {
 	}
 	writeObjectHeaders(w, req.Request, info, start == 0 && length == info.Size)
 	s.attrHeaders(w.Header(), info)
+	s.expirationHeader(w.Header(), req, info)
 	if sr != nil {
 		sr.headers(w.Header())
 	}
@@ -411,6 +413,7 @@ func (s *Server) copyObject(w *recorder, req *request) error {
 	if info.VersionID != objstore.NullVersion {
 		w.Header().Set("x-amz-version-id", info.VersionID)
 	}
+	s.expirationHeader(w.Header(), req, info)
 	if dst != nil {
 		dst.headers(w.Header())
 	}

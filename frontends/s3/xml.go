@@ -40,32 +40,6 @@ type versioningConfiguration struct {
 	MfaDelete string   `xml:"MfaDelete,omitempty"`
 }
 
-type lifecycleConfiguration struct {
-	XMLName xml.Name        `xml:"LifecycleConfiguration"`
-	NS      string          `xml:"xmlns,attr,omitempty"`
-	Rules   []lifecycleRule `xml:"Rule"`
-}
-
-type lifecycleRule struct {
-	ID         string           `xml:"ID,omitempty"`
-	Status     string           `xml:"Status"`
-	Prefix     *string          `xml:"Prefix,omitempty"` // the old, filterless form
-	Filter     *lifecycleFilter `xml:"Filter,omitempty"`
-	Expiration *struct {
-		Days int `xml:"Days,omitempty"`
-	} `xml:"Expiration,omitempty"`
-	AbortIncompleteMultipartUpload *struct {
-		DaysAfterInitiation int `xml:"DaysAfterInitiation"`
-	} `xml:"AbortIncompleteMultipartUpload,omitempty"`
-}
-
-type lifecycleFilter struct {
-	Prefix *string `xml:"Prefix,omitempty"`
-	And    *struct {
-		Prefix string `xml:"Prefix,omitempty"`
-	} `xml:"And,omitempty"`
-}
-
 type objectItem struct {
 	Key          string `xml:"Key"`
 	LastModified string `xml:"LastModified"`

@@ -32,16 +32,49 @@ type Bucket struct {
 }
 
 // LifecycleRule is the part of an S3 lifecycle rule the store acts on.
+// A rule applies to a version whose key has Prefix, that carries every
+// one of Tags and whose size is within the size bounds; its actions are
+// each off at their zero value.
 type LifecycleRule struct {
 	ID      string `json:"id,omitempty"`
 	Prefix  string `json:"prefix,omitempty"`
 	Enabled bool   `json:"enabled"`
+	// Tags must all be on a version for the rule to apply to it. A
+	// version's tags are read from its Attrs.Sys record named TagRecord,
+	// in the URL query encoding (url.QueryEscape'd key=value pairs joined
+	// by "&"); the store reads that record only for such a rule.
+	Tags      []Tag  `json:"tags,omitempty"`
+	TagRecord string `json:"tag_record,omitempty"`
+	// SizeGreaterThan and SizeLessThan bound the sizes of the versions
+	// the rule applies to (strictly); nil is no bound.
+	SizeGreaterThan *int64 `json:"size_gt,omitempty"`
+	SizeLessThan    *int64 `json:"size_lt,omitempty"`
 	// AbortIncompleteDays aborts multipart uploads initiated more than
 	// this many days ago; zero means no such action.
 	AbortIncompleteDays int `json:"abort_incomplete_days,omitempty"`
 	// ExpirationDays deletes current versions older than this many days;
 	// zero means no such action.
 	ExpirationDays int `json:"expiration_days,omitempty"`
+	// ExpirationDate deletes current versions once it has passed; zero
+	// means no such action.
+	ExpirationDate time.Time `json:"expiration_date,omitzero"`
+	// ExpiredDeleteMarker removes a delete marker that is the only version
+	// left of its key.
+	ExpiredDeleteMarker bool `json:"expired_delete_marker,omitempty"`
+	// NoncurrentDays removes versions noncurrent for more than this many
+	// days, keeping the NewerNoncurrent newest noncurrent versions of each
+	// key; zero means no such action.
+	NoncurrentDays  int `json:"noncurrent_days,omitempty"`
+	NewerNoncurrent int `json:"newer_noncurrent,omitempty"`
+	// Doc is the face's own rendering of the rule (an S3 Rule element),
+	// opaque to the store, kept so that the face returns what it was given.
+	Doc []byte `json:"doc,omitempty"`
+}
+
+// Tag is one key-value pair of a lifecycle rule's tag filter.
+type Tag struct {
+	Key   string `json:"k"`
+	Value string `json:"v"`
 }
 
 // Segment is a byte range of one erasure-coded data object. An object or
@@ -76,7 +109,8 @@ type Attrs struct {
 	// Owner is the access key of the user who wrote the version.
 	Owner string `json:"owner,omitempty"`
 	// Sys holds the faces' own per-version records (an S3 ACL, tags,
-	// encryption parameters), opaque to the store and never shown as
+	// encryption parameters), opaque to the store (but for the tag record
+	// a lifecycle rule names, LifecycleRule.TagRecord) and never shown as
 	// user metadata.
 	Sys map[string]string `json:"sys,omitempty"`
 	// Retention and LegalHold are the version's object lock.
