@@ -57,3 +57,39 @@ func signedRaw(t *testing.T, method, u string, body []byte, header map[string]st
 	signRaw(t, req, body, who, secret, time.Now())
 	return doRaw(t, req)
 }
+
+// boto3Accounts begins the boto3 scripts that act as several callers, as
+// ceph's s3-tests do: client() makes one (unsigned for the anonymous
+// caller; service "iam" for the IAM API), main and alt are the users
+// MAIN_KEY and ALT_KEY, anon the anonymous caller; check fails the
+// script, error returns a call's (status, code), 200 when it succeeds.
+const boto3Accounts = `
+import json, os, sys
+import boto3, botocore
+from botocore import UNSIGNED
+from botocore.config import Config
+from botocore.exceptions import ClientError
+
+EP = os.environ["CAIRN_ENDPOINT"]
+def client(key=None, secret=None, unsigned=False, service="s3"):
+    cfg = Config(signature_version=UNSIGNED if unsigned else "s3v4" if service == "s3" else "v4", s3={"addressing_style": "path"}, retries={"max_attempts": 1})
+    return boto3.client(service, endpoint_url=EP, region_name="us-east-1", aws_access_key_id=key or "x",
+                        aws_secret_access_key=secret or "x", config=cfg)
+main = client(os.environ["MAIN_KEY"], os.environ["MAIN_SECRET"])
+alt = client(os.environ["ALT_KEY"], os.environ["ALT_SECRET"])
+anon = client(unsigned=True)
+ALT = os.environ["ALT_KEY"]
+
+def check(cond, msg):
+    if not cond:
+        print("FAIL:", msg)
+        sys.exit(1)
+    print("ok:", msg)
+
+def error(fn, **kw):
+    try:
+        fn(**kw)
+    except ClientError as e:
+        return e.response["ResponseMetadata"]["HTTPStatusCode"], e.response["Error"]["Code"]
+    return 200, ""
+`

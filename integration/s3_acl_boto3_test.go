@@ -11,36 +11,7 @@ import (
 // the root, alt a second user, and an UNSIGNED client the anonymous
 // caller. Exit 0 passes; 4 means the server refused unsigned requests
 // before authorization (the anonymous step is then skipped).
-const aclBoto3Script = `
-import json, os, sys
-import boto3, botocore
-from botocore import UNSIGNED
-from botocore.config import Config
-from botocore.exceptions import ClientError
-
-EP = os.environ["CAIRN_ENDPOINT"]
-def client(key=None, secret=None, unsigned=False):
-    cfg = Config(signature_version=UNSIGNED if unsigned else "s3v4", s3={"addressing_style": "path"}, retries={"max_attempts": 1})
-    return boto3.client("s3", endpoint_url=EP, region_name="us-east-1", aws_access_key_id=key or "x",
-                        aws_secret_access_key=secret or "x", config=cfg)
-main = client(os.environ["MAIN_KEY"], os.environ["MAIN_SECRET"])
-alt = client(os.environ["ALT_KEY"], os.environ["ALT_SECRET"])
-anon = client(unsigned=True)
-ALT = os.environ["ALT_KEY"]
-
-def check(cond, msg):
-    if not cond:
-        print("FAIL:", msg)
-        sys.exit(1)
-    print("ok:", msg)
-
-def error(fn, **kw):
-    try:
-        fn(**kw)
-    except ClientError as e:
-        return e.response["ResponseMetadata"]["HTTPStatusCode"], e.response["Error"]["Code"]
-    return 200, ""
-
+const aclBoto3Script = boto3Accounts + `
 def step_acl():
     b = "boto3-acl"
     alt.create_bucket(Bucket=b)

@@ -351,36 +351,7 @@ func TestS3OwnershipControls(t *testing.T) {
 // list the bucket, else AccessDenied), and the IAM user-policy API. main
 // and alt are users; ROOT the root. Exit 0 passes; 4 means the server
 // refused unsigned requests before authorization.
-const policyBoto3Script = `
-import json, os, sys
-import boto3, botocore
-from botocore import UNSIGNED
-from botocore.config import Config
-from botocore.exceptions import ClientError
-
-EP = os.environ["CAIRN_ENDPOINT"]
-def client(key=None, secret=None, unsigned=False, service="s3"):
-    cfg = Config(signature_version=UNSIGNED if unsigned else "s3v4" if service == "s3" else "v4", s3={"addressing_style": "path"}, retries={"max_attempts": 1})
-    return boto3.client(service, endpoint_url=EP, region_name="us-east-1", aws_access_key_id=key or "x",
-                        aws_secret_access_key=secret or "x", config=cfg)
-main = client(os.environ["MAIN_KEY"], os.environ["MAIN_SECRET"])
-alt = client(os.environ["ALT_KEY"], os.environ["ALT_SECRET"])
-anon = client(unsigned=True)
-ALT = os.environ["ALT_KEY"]
-
-def check(cond, msg):
-    if not cond:
-        print("FAIL:", msg)
-        sys.exit(1)
-    print("ok:", msg)
-
-def error(fn, **kw):
-    try:
-        fn(**kw)
-    except ClientError as e:
-        return e.response["ResponseMetadata"]["HTTPStatusCode"], e.response["Error"]["Code"]
-    return 200, ""
-
+const policyBoto3Script = boto3Accounts + `
 def policy(b, action, cond=None, resource=None):
     st = {"Effect": "Allow", "Principal": {"AWS": "*"}, "Action": action, "Resource": resource or "arn:aws:s3:::%s/*" % b}
     if cond:
