@@ -100,6 +100,7 @@ type Encrypter struct {
 	async     *asyncHash // md5 on goroutines of its own (a large plaintext)
 	wantMD5   []byte
 	tags      hash.Hash // MD5 of the header and every package's tag
+	nonce     [12]byte  // here, not on the stack: passed to the AEAD it would escape, an allocation a package
 	err       error
 }
 
@@ -249,11 +250,10 @@ func (e *Encrypter) seal(dst []byte) error {
 	if final && e.wantMD5 != nil && !hmac.Equal(e.md5.Sum(nil), e.wantMD5) {
 		return ErrDigest
 	}
-	var nb [12]byte
 	if dst == nil {
 		dst = e.buf[:0] // in place when b is e.buf; never over a slot being hashed
 	}
-	e.out = e.aead.Seal(dst, nonce(&nb, e.next, final), b, e.header[:])
+	e.out = e.aead.Seal(dst, nonce(&e.nonce, e.next, final), b, e.header[:])
 	e.tags.Write(e.out[len(e.out)-TagSize:])
 	e.next++
 	e.done = final
