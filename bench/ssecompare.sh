@@ -6,9 +6,9 @@
 #   bench/ssecompare.sh [ROUNDS] [DURATION] [SIZE]     (defaults: 3 8s 64MiB)
 #
 # SSE (default s3) is the --sse mode of the encrypted side (s3, kms, c);
-# CLIENTS (16), DRIVES (4), PARITY (2) and GAP (20: seconds of pause after
-# each PUT run, for the disk to settle) tune the run. Loopback only;
-# everything it starts is stopped on exit.
+# CLIENTS (16), DRIVES (4), PARITY (2), GAP (20: seconds of pause after
+# each PUT run, for the disk to settle) and ADDR (127.0.0.1:9111) tune the
+# run. Loopback only; everything it starts is stopped on exit.
 set -euo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
 rounds=${1:-3}; dur=${2:-8s}; size=${3:-64MiB}
@@ -17,7 +17,7 @@ work=$(mktemp -d)
 trap 'kill $(jobs -p) 2>/dev/null || true; wait 2>/dev/null || true; rm -rf "$work"' EXIT
 (cd "$top" && go build -o "$work/cairn" ./cmd/cairn)
 export CAIRN_ROOT_USER=bench CAIRN_ROOT_PASSWORD=benchsecret
-addr=127.0.0.1:9111
+addr=${ADDR:-127.0.0.1:9111}
 printf '%s\n' 1111111111111111111111111111111111111111111111111111111111111111 >"$work/master.key"
 printf 'bench %s\n' 2222222222222222222222222222222222222222222222222222222222222222 >"$work/ring"
 "$work/cairn" serve --data "$work/data" --drives "${DRIVES:-4}" --parity "${PARITY:-2}" --address "$addr" \

@@ -8,8 +8,10 @@ import (
 
 // boto3SSEScript runs encryption at rest through boto3 (which computes
 // the SSE-C key MD5 itself): SSE-C with ranges and errors, SSE-S3's ETag,
-// SSE-KMS, multipart with SSE-C on each part, copies between kinds, and
-// listing sizes.
+// SSE-KMS, multipart with SSE-C on each part, copies between kinds,
+// listing sizes, ETags, write-only headers refused on reads,
+// GetObjectAttributes of SSE-C, and POST uploads with encryption fields
+// or the bucket default.
 const boto3SSEScript = `
 import hashlib, os, sys
 import boto3
@@ -84,6 +86,89 @@ check("ServerSideEncryption" not in h and h["ContentLength"] == len(data), "copy
 
 sizes = {o["Key"]: o["Size"] for o in s3.list_objects_v2(Bucket=b)["Contents"]}
 check(sizes["c"] == len(data) and sizes["mp"] == len(whole) and sizes["kms"] == len(data), "list sizes are the plaintext's: %r" % sizes)
+
+# ETags: SSE-C and SSE-KMS ones are opaque (32 hex digits, not the MD5),
+# SSE-S3 parts' are their plaintext's MD5, as AWS.
+for k in ("c", "kms"):
+    e = s3.head_object(Bucket=b, Key=k, **(C1 if k == "c" else {}))["ETag"].strip('"')
+    check(len(e) == 32 and all(ch in "0123456789abcdef" for ch in e) and e != hashlib.md5(data).hexdigest(), "%s ETag is opaque: %s" % (k, e))
+up = s3.create_multipart_upload(Bucket=b, Key="mp-s3", ServerSideEncryption="AES256")
+done = []
+for i, p in enumerate(parts):
+    r = s3.upload_part(Bucket=b, Key="mp-s3", UploadId=up["UploadId"], PartNumber=i + 1, Body=p)
+    check(r["ETag"].strip('"') == hashlib.md5(p).hexdigest(), "SSE-S3 part %d ETag is its MD5" % (i + 1))
+    done.append({"PartNumber": i + 1, "ETag": r["ETag"]})
+r = s3.complete_multipart_upload(Bucket=b, Key="mp-s3", UploadId=up["UploadId"], MultipartUpload={"Parts": done})
+want = hashlib.md5(b"".join(hashlib.md5(p).digest() for p in parts)).hexdigest() + "-2"
+check(r["ETag"].strip('"') == want, "SSE-S3 multipart ETag as a plain one's: %s" % r["ETag"])
+check(s3.get_object(Bucket=b, Key="mp-s3")["Body"].read() == whole, "SSE-S3 multipart get")
+
+# The write-only encryption headers on a read: 400 InvalidArgument (AWS's
+# GetObject: "you'll get an HTTP 400 Bad Request error"), whatever the
+# object's encryption.
+def injected(hdrs, fn):
+    def add(request, **kw):
+        for k, v in hdrs.items():
+            request.headers[k] = v
+    s3.meta.events.register("before-sign.s3", add)
+    try:
+        return fn()
+    finally:
+        s3.meta.events.unregister("before-sign.s3", add)
+KMSH = {"x-amz-server-side-encryption": "aws:kms", "x-amz-server-side-encryption-aws-kms-key-id": "alpha"}
+fails(400, "InvalidArgument", lambda: injected(KMSH, lambda: s3.get_object(Bucket=b, Key="kms")), "GET of SSE-KMS with SSE-KMS headers")
+fails(400, None, lambda: injected(KMSH, lambda: s3.head_object(Bucket=b, Key="kms")), "HEAD of SSE-KMS with SSE-KMS headers")
+fails(400, "InvalidArgument", lambda: injected(KMSH, lambda: s3.get_object(Bucket=b, Key="s3-to-plain")), "GET of a plain object with SSE-KMS headers")
+fails(400, "InvalidArgument", lambda: injected({"x-amz-server-side-encryption": "AES256"}, lambda: s3.get_object(Bucket=b, Key="s3")), "GET of SSE-S3 with SSE-S3 header")
+fails(400, "InvalidArgument", lambda: injected(KMSH, lambda: s3.get_object_attributes(Bucket=b, Key="kms", ObjectAttributes=["ObjectSize"])), "GetObjectAttributes with SSE-KMS headers")
+
+# GetObjectAttributes of an SSE-C object needs its key, as GET and HEAD
+# (botocore encodes the key and its MD5 only for the older operations).
+import base64
+def b64(x):
+    return base64.b64encode(x).decode()
+def encoded(k):
+    return dict(SSECustomerAlgorithm="AES256", SSECustomerKey=b64(k), SSECustomerKeyMD5=b64(hashlib.md5(k).digest()))
+fails(400, "InvalidRequest", lambda: s3.get_object_attributes(Bucket=b, Key="c", ObjectAttributes=["ObjectSize"]), "attributes of SSE-C without the key")
+fails(403, "AccessDenied", lambda: s3.get_object_attributes(Bucket=b, Key="c", ObjectAttributes=["ObjectSize"], **encoded(K2)), "attributes of SSE-C with another key")
+a = s3.get_object_attributes(Bucket=b, Key="c", ObjectAttributes=["ObjectSize", "ETag"], **encoded(K1))
+check(a["ObjectSize"] == len(data), "attributes of SSE-C with its key")
+a = s3.get_object_attributes(Bucket=b, Key="kms", ObjectAttributes=["ObjectSize"])
+check(a["ObjectSize"] == len(data), "attributes of SSE-KMS")
+
+# POST uploads: SSE-C, SSE-S3 and SSE-KMS fields, and the bucket default.
+import urllib3
+http = urllib3.PoolManager()
+def post(bucket, key, body, fields):
+    conds = [{k: v} for k, v in fields.items()]
+    p = s3.generate_presigned_post(Bucket=bucket, Key=key, Fields=dict(fields), Conditions=conds)
+    form = list(p["fields"].items()) + [("file", ("f.bin", body))]
+    return http.request("POST", p["url"], fields=form)
+ssec_fields = {"x-amz-server-side-encryption-customer-algorithm": "AES256",
+               "x-amz-server-side-encryption-customer-key": b64(K1),
+               "x-amz-server-side-encryption-customer-key-md5": b64(hashlib.md5(K1).digest())}
+r = post(b, "post-c", data, ssec_fields)
+check(r.status == 204 and r.headers.get("x-amz-server-side-encryption-customer-algorithm") == "AES256", "POST with SSE-C fields: %d %r" % (r.status, dict(r.headers)))
+check(s3.get_object(Bucket=b, Key="post-c", **C1)["Body"].read() == data, "POST SSE-C get with the key")
+fails(400, "InvalidRequest", lambda: s3.get_object(Bucket=b, Key="post-c"), "POST SSE-C get without the key")
+r = post(b, "post-s3", data, {"x-amz-server-side-encryption": "AES256"})
+h = s3.head_object(Bucket=b, Key="post-s3")
+check(r.status == 204 and h["ServerSideEncryption"] == "AES256" and h["ETag"].strip('"') == hashlib.md5(data).hexdigest() and h["ContentLength"] == len(data), "POST with SSE-S3 field: %r" % h)
+r = post(b, "post-kms", data, {"x-amz-server-side-encryption": "aws:kms", "x-amz-server-side-encryption-aws-kms-key-id": "beta"})
+h = s3.head_object(Bucket=b, Key="post-kms")
+check(r.status == 204 and h["ServerSideEncryption"] == "aws:kms" and h["SSEKMSKeyId"] == "beta", "POST with SSE-KMS fields: %r" % h)
+check(s3.get_object(Bucket=b, Key="post-kms")["Body"].read() == data, "POST SSE-KMS get")
+r = post(b, "post-bad", data, {"x-amz-server-side-encryption": "AES512"})
+check(r.status == 400 and b"InvalidArgument" in r.data, "POST with a bad SSE field: %d" % r.status)
+bd = "boto3-sse-default"
+s3.create_bucket(Bucket=bd)
+s3.put_bucket_encryption(Bucket=bd, ServerSideEncryptionConfiguration={"Rules": [{"ApplyServerSideEncryptionByDefault": {"SSEAlgorithm": "aws:kms", "KMSMasterKeyID": "alpha"}}]})
+for n in (0, 1, 65536, 65537, 300000):
+    body = os.urandom(n)
+    r = post(bd, "post-%d" % n, body, {})
+    h = s3.head_object(Bucket=bd, Key="post-%d" % n)
+    check(r.status == 204 and h["ServerSideEncryption"] == "aws:kms" and h["ContentLength"] == n, "POST of %d bytes gets the bucket default: %r" % (n, h.get("ServerSideEncryption")))
+    check(s3.get_object(Bucket=bd, Key="post-%d" % n)["Body"].read() == body, "POST of %d bytes reads back" % n)
 print("PASS")
 `
 

@@ -208,8 +208,17 @@ func TestS3SSE(t *testing.T) {
 		if !bytes.Equal(got, whole[lo:lo+300]) {
 			t.Fatal("Range GET across the parts: wrong body")
 		}
-		attrs, err := c.GetObjectAttributes(ctx, &s3.GetObjectAttributesInput{Bucket: b, Key: aws.String("mp"),
+		// GetObjectAttributes of an SSE-C object needs its key, as GET and HEAD.
+		_, err = c.GetObjectAttributes(ctx, &s3.GetObjectAttributesInput{Bucket: b, Key: aws.String("mp"),
 			ObjectAttributes: []types.ObjectAttributes{types.ObjectAttributesObjectSize}})
+		wantAPIError(t, "GetObjectAttributes without the key", err, "InvalidRequest", 400)
+		_, err = c.GetObjectAttributes(ctx, &s3.GetObjectAttributesInput{Bucket: b, Key: aws.String("mp"),
+			ObjectAttributes:     []types.ObjectAttributes{types.ObjectAttributesObjectSize},
+			SSECustomerAlgorithm: k2.algo, SSECustomerKey: k2.key, SSECustomerKeyMD5: k2.md5})
+		wantAPIError(t, "GetObjectAttributes with another key", err, "AccessDenied", 403)
+		attrs, err := c.GetObjectAttributes(ctx, &s3.GetObjectAttributesInput{Bucket: b, Key: aws.String("mp"),
+			ObjectAttributes:     []types.ObjectAttributes{types.ObjectAttributesObjectSize},
+			SSECustomerAlgorithm: k1.algo, SSECustomerKey: k1.key, SSECustomerKeyMD5: k1.md5})
 		if err != nil || aws.ToInt64(attrs.ObjectSize) != int64(len(whole)) {
 			t.Fatalf("GetObjectAttributes: %v %+v", err, attrs)
 		}

@@ -265,7 +265,7 @@ func (s *Store) putAsyncNow(ctx context.Context, bucket, key string, body io.Rea
 		s.releaseAsync()
 		return nil, err
 	}
-	d, sum, err := s.writeData(ctx, bucket, key, body, size, opt.ContentMD5)
+	d, sum, err := s.writeData(ctx, bucket, key, body, size, opt.ContentMD5, opt.ETag != nil)
 	if err != nil {
 		s.releaseAsync()
 		return nil, err
@@ -505,9 +505,7 @@ func (s *Store) putVersion(bucket, key string, d *newData, sum []byte, opt PutOp
 		opt.FinalMeta(v.Meta)
 	}
 	if opt.ETag != nil {
-		if e := opt.ETag(); e != "" {
-			v.ETag = e
-		}
+		v.ETag = givenETag(opt.ETag, sum, d)
 	}
 	if d != nil {
 		v.Size = d.rec.Size

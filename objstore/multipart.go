@@ -63,6 +63,11 @@ type PartOptions struct {
 	// end and returns the part's checksum to keep (opaque to the store;
 	// empty for none).
 	Checksum func() string
+	// ETag is PutOptions.ETag for a part: when set, its result (32 hex
+	// digits, as the multipart ETag is made of the parts' ETags) is the
+	// part's ETag and the store does not hash the body unless ContentMD5
+	// asks it to check it.
+	ETag func() string
 }
 
 // CompletePart names a part in a complete request.
@@ -162,11 +167,14 @@ func (s *Store) PutPart(ctx context.Context, bucket, key, uploadID string, n int
 	if err := s.checkUpload(ctx, bucket, key, uploadID); err != nil {
 		return PartInfo{}, err
 	}
-	d, sum, err := s.writeData(ctx, bucket, key, body, size, opt.ContentMD5)
+	d, sum, err := s.writeData(ctx, bucket, key, body, size, opt.ContentMD5, opt.ETag != nil)
 	if err != nil {
 		return PartInfo{}, err
 	}
 	p := &meta.Part{Number: n, ETag: hex.EncodeToString(sum), ModTime: time.Now().UTC()}
+	if opt.ETag != nil {
+		p.ETag = givenETag(opt.ETag, sum, d)
+	}
 	if opt.Checksum != nil {
 		p.Checksum = opt.Checksum()
 	}

@@ -41,7 +41,7 @@ func (s *Store) writeAndCommit(ctx context.Context, bucket, key string, body io.
 // writeAndQueue is writeAndCommit that does not wait for the commit: it
 // returns the function that does (which must be called).
 func (s *Store) writeAndQueue(ctx context.Context, bucket, key string, body io.Reader, size int64, opt PutOptions) (func() (ObjectInfo, error), error) {
-	d, sum, err := s.writeData(ctx, bucket, key, body, size, opt.ContentMD5)
+	d, sum, err := s.writeData(ctx, bucket, key, body, size, opt.ContentMD5, opt.ETag != nil)
 	if err != nil {
 		return nil, err
 	}

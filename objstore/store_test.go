@@ -116,7 +116,7 @@ func TestSweepOrphans(t *testing.T) {
 	s, opt := newTestStore(t, 4, 2)
 	mustBucket(t, s, "bkt")
 	mustPut(t, s, "bkt", "k", []byte("keep me"))
-	d, _, err := s.writeData(ctx, "bkt", "ghost", bytes.NewReader(make([]byte, 5000)), 5000, nil)
+	d, _, err := s.writeData(ctx, "bkt", "ghost", bytes.NewReader(make([]byte, 5000)), 5000, nil, false)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -72,9 +72,13 @@ type PutOptions struct {
 	// Attrs are the new version's attributes.
 	Attrs Attrs
 	// ETag, when set, is called once the body has been read (as
-	// FinalMeta) and a non-empty result is the version's ETag in place of
-	// the body's MD5: the S3 face gives an SSE-S3 object its plaintext's
-	// MD5 while the store holds ciphertext. Put and PutAsync only.
+	// FinalMeta) and its result is the version's ETag in place of the
+	// body's MD5, which the store then does not compute (unless
+	// ContentMD5 asks it to check it): the S3 face gives an encrypted
+	// object its plaintext's MD5 (SSE-S3) or a digest of its stream
+	// (SSE-C, SSE-KMS) while the store holds ciphertext. An empty result
+	// gets the body's MD5 when it was hashed, an opaque ETag unique to the
+	// write otherwise. Put and PutAsync only.
 	ETag func() string
 }
 

@@ -30,15 +30,18 @@ type newData struct {
 // through the ETag hash into w, always closes w (which stops its
 // goroutines), and checks the Content-MD5 the caller declared. A large
 // body is hashed block by block on the Writer's hash goroutine, in
-// parallel with reading it; a small one as it is read.
+// parallel with reading it; a small one as it is read. A nil h (the
+// caller gives the ETag and declared no Content-MD5) hashes nothing.
 func encodeBody(w *erasure.Writer, body io.Reader, size int64, h hash.Hash, wantMD5 []byte) (int64, error) {
 	src := body
 	if size > 0 {
 		src = io.LimitReader(body, size)
 	}
-	if size >= 0 && size < asyncHashSize {
+	switch {
+	case h == nil:
+	case size >= 0 && size < asyncHashSize:
 		src = io.TeeReader(src, h)
-	} else {
+	default:
 		w.HashWith(h)
 	}
 	n, err := io.Copy(w, src)
@@ -66,14 +69,22 @@ func (d *newData) segment() meta.Segment {
 }
 
 // writeData streams body (size bytes, or until EOF when size < 0) into a
-// new data object on every drive. It returns nil data for an empty body.
-// On error no shard file is left behind (best effort; the start-up sweep
-// catches the rest).
-func (s *Store) writeData(ctx context.Context, bucket, key string, body io.Reader, size int64, wantMD5 []byte) (*newData, []byte, error) {
-	h, release := s.newMD5(size)
-	defer release()
+// new data object on every drive and returns the body's MD5. It returns
+// nil data for an empty body. When etagGiven (the caller names the ETag,
+// PutOptions.ETag) and no wantMD5 is declared, the body is not hashed
+// and the MD5 returned is nil: the S3 face, which sends ciphertext and
+// hashes the plaintext itself, would otherwise pay for a second MD5 that
+// nothing reads. On error no shard file is left behind (best effort; the
+// start-up sweep catches the rest).
+func (s *Store) writeData(ctx context.Context, bucket, key string, body io.Reader, size int64, wantMD5 []byte, etagGiven bool) (*newData, []byte, error) {
+	var h hash.Hash
+	if !etagGiven || wantMD5 != nil {
+		var release func()
+		h, release = s.newMD5(size)
+		defer release()
+	}
 	if size == 0 {
-		return nil, h.Sum(nil), checkDigest(h, wantMD5)
+		return nil, sumOf(h), checkDigest(h, wantMD5)
 	}
 	if size > 0 && size <= s.opt.PackMaxSize {
 		return s.writePacked(ctx, bucket, key, body, size, h, wantMD5)
@@ -129,7 +140,7 @@ func (s *Store) writeData(ctx context.Context, bucket, key string, body io.Reade
 	}
 	if n == 0 {
 		cleanup()
-		return nil, h.Sum(nil), nil
+		return nil, sumOf(h), nil
 	}
 	failed := make([]bool, len(s.drives))
 	for _, i := range w.Failed() {
@@ -166,7 +177,7 @@ func (s *Store) writeData(ctx context.Context, bucket, key string, body io.Reade
 			Created: time.Now().UTC()},
 		shards: shards,
 		quorum: quorum,
-	}, h.Sum(nil), nil
+	}, sumOf(h), nil
 }
 
 // limitBuffers makes w take its block buffers from the store's budget
@@ -206,6 +217,34 @@ func wrapWriteErr(err error) error {
 	default:
 		return err
 	}
+}
+
+// sumOf is h's sum, nil for no hash.
+func sumOf(h hash.Hash) []byte {
+	if h == nil {
+		return nil
+	}
+	return h.Sum(nil)
+}
+
+// givenETag is the ETag a write whose caller names it (etag, called once
+// the body has been read) gets: etag's result, or, when that is empty,
+// the body's MD5 if it was hashed, else an opaque ETag unique to the
+// write (the MD5 of the new data's id; the MD5 of nothing for an empty
+// body, as an empty body's MD5 is).
+func givenETag(etag func() string, sum []byte, d *newData) string {
+	if e := etag(); e != "" {
+		return e
+	}
+	if sum == nil {
+		var id []byte
+		if d != nil {
+			id = []byte(d.id.String())
+		}
+		sum2 := md5.Sum(id)
+		sum = sum2[:]
+	}
+	return hex.EncodeToString(sum)
 }
 
 func checkDigest(h hash.Hash, want []byte) error {
@@ -263,7 +302,7 @@ func (s *Store) writePacked(ctx context.Context, bucket, key string, body io.Rea
 			Created: time.Now().UTC(), Pack: seg, Off: off, Len: recLen},
 		shards: shards,
 		quorum: quorum,
-	}, h.Sum(nil), nil
+	}, sumOf(h), nil
 }
 
 // discard removes the shard files of data that will not be committed

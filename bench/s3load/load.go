@@ -35,7 +35,9 @@ type Options struct {
 	Duration  time.Duration
 	Keys      int // distinct keys written or read; default 64
 	// Headers are sent with every object request (PUT and GET), such
-	// as the server-side encryption headers.
+	// as the server-side encryption headers; the write-only ones
+	// (x-amz-server-side-encryption, its KMS key id and context) only
+	// with PUTs, as S3 refuses them on a GET (400 InvalidArgument).
 	Headers http.Header
 }
 
@@ -205,6 +207,9 @@ func (c *client) do(ctx context.Context, method, key string, body []byte) error 
 	}
 	if key != "" {
 		for k, v := range c.o.Headers {
+			if method == http.MethodGet && writeOnlyHeader(k) {
+				continue
+			}
 			req.Header[k] = v
 		}
 	}
@@ -228,4 +233,14 @@ func (c *client) do(ctx context.Context, method, key string, body []byte) error 
 	}
 	_, err = io.Copy(io.Discard, resp.Body)
 	return err
+}
+
+// writeOnlyHeader says whether a header is an encryption header of writes
+// only (SSE-S3, SSE-KMS); the SSE-C ones go with reads too.
+func writeOnlyHeader(name string) bool {
+	switch http.CanonicalHeaderKey(name) {
+	case "X-Amz-Server-Side-Encryption", "X-Amz-Server-Side-Encryption-Aws-Kms-Key-Id", "X-Amz-Server-Side-Encryption-Context":
+		return true
+	}
+	return false
 }

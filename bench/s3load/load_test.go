@@ -73,3 +73,43 @@ func TestRunAnonymous(t *testing.T) {
 		t.Fatalf("signed %d, bucket requests %d, object requests %d", signed.Load(), bucketPuts.Load(), objects.Load())
 	}
 }
+
+// The encryption headers go with the object requests: SSE-C's with PUTs
+// and GETs, the write-only SSE-S3/SSE-KMS ones with PUTs only (S3
+// refuses them on a GET).
+func TestRunSSEHeaders(t *testing.T) {
+	var bad atomic.Int64
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/b" || r.URL.Path == "/b/" {
+			return // the bucket
+		}
+		hasKMS := r.Header.Get("X-Amz-Server-Side-Encryption") != ""
+		hasC := r.Header.Get("X-Amz-Server-Side-Encryption-Customer-Key") != ""
+		switch r.Method {
+		case http.MethodPut:
+			_, _ = io.Copy(io.Discard, r.Body)
+			if !hasKMS || !hasC {
+				bad.Add(1)
+			}
+		case http.MethodGet:
+			if hasKMS || !hasC {
+				bad.Add(1)
+			}
+			_, _ = w.Write(make([]byte, 16))
+		}
+	}))
+	defer srv.Close()
+	h := http.Header{}
+	h.Set("x-amz-server-side-encryption", "aws:kms")
+	h.Set("x-amz-server-side-encryption-customer-key", "k") // both only to see each kind's fate
+	for _, op := range []string{"put", "get"} {
+		res, err := Run(context.Background(), Options{Endpoint: srv.URL, AccessKey: "ak", SecretKey: "sk", Bucket: "b",
+			Op: op, Size: 16, Clients: 1, Duration: 100 * time.Millisecond, Keys: 2, Headers: h})
+		if err != nil || res.Ops == 0 {
+			t.Fatalf("%s: %+v %v", op, res, err)
+		}
+	}
+	if bad.Load() != 0 {
+		t.Fatalf("%d requests with the wrong encryption headers", bad.Load())
+	}
+}

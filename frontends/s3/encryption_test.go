@@ -81,6 +81,34 @@ func TestParseSSEHeaders(t *testing.T) {
 	}
 }
 
+// A read (GET, HEAD, GetObjectAttributes) refuses the write-only
+// encryption headers, 400 InvalidArgument as AWS, and takes SSE-C's.
+func TestNoWriteSSEHeadersOnRead(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		h    http.Header
+		bad  bool
+	}{
+		{"none", http.Header{}, false},
+		{"sse-c", ssecHeaders("x-amz-", []byte(strings.Repeat("k", 32))), false},
+		{"copy source sse-c", ssecHeaders("x-amz-copy-source-", []byte(strings.Repeat("k", 32))), false},
+		{"sse-s3", http.Header{"X-Amz-Server-Side-Encryption": {"AES256"}}, true},
+		{"kms", http.Header{"X-Amz-Server-Side-Encryption": {"aws:kms"}}, true},
+		{"empty method", http.Header{"X-Amz-Server-Side-Encryption": {""}}, true},
+		{"kms key alone", http.Header{"X-Amz-Server-Side-Encryption-Aws-Kms-Key-Id": {"alpha"}}, true},
+		{"kms context alone", http.Header{"X-Amz-Server-Side-Encryption-Context": {"e30="}}, true},
+		{"bucket key flag", http.Header{"X-Amz-Server-Side-Encryption-Bucket-Key-Enabled": {"true"}}, false},
+	} {
+		err := noWriteSSEHeaders(tc.h)
+		if tc.bad != (err != nil) {
+			t.Errorf("%s: %v", tc.name, err)
+		}
+		if ae, ok := err.(*APIError); err != nil && (!ok || ae.Code != "InvalidArgument" || ae.Status != 400) {
+			t.Errorf("%s: %v, want 400 InvalidArgument", tc.name, err)
+		}
+	}
+}
+
 func TestKMSKeyName(t *testing.T) {
 	for in, want := range map[string]string{
 		"alpha": "alpha", "arn:aws:kms:us-east-1:123:key/alpha": "alpha", "alias/beta": "beta",

@@ -90,7 +90,7 @@ func (s *Server) uploadPart(w *recorder, req *request) error {
 		part.headers(w.Header())
 	}
 	p, err := s.store.PutPart(req.Context(), req.bucket, req.key, up.UploadID, n, body, size,
-		objstore.PartOptions{ContentMD5: md5sum, Checksum: sum})
+		objstore.PartOptions{ContentMD5: md5sum, Checksum: sum, ETag: part.partETag()})
 	if err != nil {
 		return err
 	}

@@ -509,6 +509,9 @@ func (s *Server) getObjectAttributes(w *recorder, req *request) error {
 		}
 		return s.objectError(w, req, err)
 	}
+	if _, err := s.sseForRead(req, info, ""); err != nil { // an SSE-C object's attributes need its key, as GET and HEAD
+		return err
+	}
 	want := map[string]bool{}
 	for _, v := range req.Header.Values("x-amz-object-attributes") { // one line or several
 		for _, a := range strings.Split(v, ",") {

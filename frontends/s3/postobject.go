@@ -94,10 +94,25 @@ func (s *Server) postObject(w *recorder, req *request) error {
 	if opt.Attrs, err = s.newAttrs(sub); err != nil {
 		return err
 	}
-	file := &rangedBody{r: form.File, min: lo, max: hi}
-	info, err := s.store.Put(req.Context(), req.bucket, key, file, -1, opt)
+	var file io.Reader = &rangedBody{r: form.File, min: lo, max: hi}
+	size := int64(-1)
+	// The form's encryption fields, or the bucket's default, as on PUT.
+	enc, err := s.sseForWrite(sub)
 	if err != nil {
 		return err
+	}
+	if enc != nil {
+		if file, size, err = s.wrapPut(enc, file, size, &opt); err != nil {
+			return err
+		}
+		defer enc.done()
+	}
+	info, err := s.store.Put(req.Context(), req.bucket, key, file, size, opt)
+	if err != nil {
+		return err
+	}
+	if enc != nil {
+		enc.headers(w.Header())
 	}
 	return s.postResult(w, req, form.Fields, key, info)
 }

@@ -50,7 +50,22 @@ var (
 	errSSECInsecure  = apiErr("InvalidRequest", 400, "Requests specifying Server Side Encryption with Customer provided keys must be made over a secure connection.")
 	errSSEKeyNeeded  = apiErr("InvalidRequest", 400, "The object was stored using a form of Server Side Encryption. The correct parameters must be provided to retrieve the object.")
 	errSSENotApplies = apiErr("InvalidRequest", 400, "The encryption parameters are not applicable to this object.")
+	errSSEOnRead     = apiErr("InvalidArgument", 400, "x-amz-server-side-encryption header is not supported for this operation.")
 )
+
+// noWriteSSEHeaders refuses the write-only encryption headers
+// (x-amz-server-side-encryption, its KMS key id and context) on a read
+// (GET, HEAD, GetObjectAttributes): AWS answers them 400 whatever the
+// object's encryption, since SSE-S3 and SSE-KMS objects are read without
+// naming their keys (SSE-C headers are the read's own, parseSSEC).
+func noWriteSSEHeaders(h http.Header) error {
+	for _, name := range []string{hdrSSE, hdrSSEKMSKey, hdrSSEContext} {
+		if _, ok := h[http.CanonicalHeaderKey(name)]; ok {
+			return errSSEOnRead
+		}
+	}
+	return nil
+}
 
 func kmsNotFound(id string) *APIError {
 	return apiErr("KMS.NotFoundException", 400, "Invalid keyId %s", id)

@@ -25,6 +25,7 @@ type ssePart struct {
 	rec     sse.Record
 	key     []byte
 	keyMD5  string
+	etag    func() string // the part's ETag, once wrapPart made it
 	release func()
 }
 
@@ -60,11 +61,21 @@ func (s *Server) sseForPart(req *request, a objstore.Attrs) (*ssePart, error) {
 }
 
 // wrap encrypts a part's body; the Content-MD5 is checked on the
-// plaintext, so the store gets none.
+// plaintext, so the store gets none, and the part's ETag is the
+// encryption's (partETag).
 func (s *Server) wrapPart(p *ssePart, body io.Reader, size int64, wantMD5 []byte) (io.Reader, int64, error) {
-	enc, n, _, release, err := s.encryptBody(p.key, "", body, size, wantMD5)
-	p.release = release
+	enc, n, etag, release, err := s.encryptBody(p.key, p.rec.Kind, body, size, wantMD5)
+	p.etag, p.release = etag, release
 	return enc, n, err
+}
+
+// partETag is PartOptions.ETag of a part (nil: not encrypted, the
+// store's MD5).
+func (p *ssePart) partETag() func() string {
+	if p == nil {
+		return nil
+	}
+	return p.etag
 }
 
 // done releases what the part held; the request calls it when it ends.
@@ -131,7 +142,7 @@ func (s *Server) sseUploadPartCopy(w *recorder, req *request, n int, sb, sk, sv 
 		}
 		defer part.done()
 	}
-	p, err := s.store.PutPart(req.Context(), req.bucket, req.key, up.UploadID, n, body, stored, objstore.PartOptions{Checksum: sum})
+	p, err := s.store.PutPart(req.Context(), req.bucket, req.key, up.UploadID, n, body, stored, objstore.PartOptions{Checksum: sum, ETag: part.partETag()})
 	if err != nil {
 		return objstore.PartInfo{}, true, err
 	}

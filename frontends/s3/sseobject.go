@@ -95,9 +95,10 @@ func (e *sseWrite) headers(h http.Header) {
 
 // encryptBody wraps a plaintext body of size bytes (checked against
 // wantMD5 when set) into the stream the store receives, and gives the
-// ETag the version is to have: the plaintext's MD5 for SSE-S3, as AWS
-// (nil: the store's MD5 of the ciphertext, which for SSE-C and SSE-KMS
-// is as opaque as AWS's).
+// ETag the version (or part) is to have, which spares the store an MD5
+// of the ciphertext: the plaintext's MD5 for SSE-S3, as AWS; for SSE-C
+// and SSE-KMS the stream's digest (sse.Encrypter.StreamSum), as opaque
+// as AWS's ETags of those objects.
 func (s *Server) encryptBody(key []byte, kind sse.Kind, body io.Reader, size int64, wantMD5 []byte) (io.Reader, int64, func() string, func(), error) {
 	var h hash.Hash
 	release := func() {}
@@ -109,14 +110,24 @@ func (s *Server) encryptBody(key []byte, kind sse.Kind, body io.Reader, size int
 		release()
 		return nil, 0, nil, nil, err
 	}
-	var etag func() string
+	releaseHash := release
+	release = func() {
+		_ = e.Close() // its hashing is done before the hash goes back
+		releaseHash()
+	}
+	etag := func() string { return hex.EncodeToString(e.StreamSum()) }
 	if kind == sse.KindS3 {
 		etag = func() string { return hex.EncodeToString(e.Sum()) }
 	}
-	return e, sse.EncryptedSize(size), etag, release, nil
+	n := int64(-1) // a plaintext of unknown size (a POST's file)
+	if size >= 0 {
+		n = sse.EncryptedSize(size)
+	}
+	return e, n, etag, release, nil
 }
 
-// wrapPut turns a PUT's options and body into an encrypted one.
+// wrapPut turns a PUT's (or a POST's) options and body into an encrypted
+// one; a negative size is a body read to its EOF.
 func (s *Server) wrapPut(e *sseWrite, body io.Reader, size int64, opt *objstore.PutOptions) (io.Reader, int64, error) {
 	enc, n, etag, release, err := s.encryptBody(e.key, e.rec.Kind, body, size, opt.ContentMD5)
 	if err != nil {
@@ -198,6 +209,11 @@ type sseRead struct {
 // SSE-C headers carry prefix ("" for GET/HEAD, "x-amz-copy-source-" for
 // a copy's source); nil when the version is not encrypted.
 func (s *Server) sseForRead(req *request, info objstore.ObjectInfo, prefix string) (*sseRead, error) {
+	if prefix == "" {
+		if err := noWriteSSEHeaders(req.Header); err != nil {
+			return nil, err
+		}
+	}
 	c, err := parseSSEC(req.Header, prefix)
 	if err != nil {
 		return nil, err

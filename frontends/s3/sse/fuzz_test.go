@@ -130,3 +130,52 @@ func FuzzPieceWriter(f *testing.F) {
 		}
 	})
 }
+
+// FuzzEncrypterUnknownSize encrypts a plaintext read to its EOF (a POST's
+// file, outside input) in reads of any size: the stream has the size
+// EncryptedSize gives and decrypts back to the plaintext.
+func FuzzEncrypterUnknownSize(f *testing.F) {
+	key := make([]byte, KeySize)
+	f.Add([]byte("cairn"), 3)
+	f.Add(bytes.Repeat([]byte{1}, PackageSize), 1000)
+	f.Add(bytes.Repeat([]byte{2}, PackageSize+1), 0)
+	f.Fuzz(func(t *testing.T, plain []byte, chunk int) {
+		var src io.Reader = bytes.NewReader(plain)
+		if chunk > 0 {
+			src = &chunkReader{r: src, n: chunk}
+		}
+		e, err := NewEncrypter(src, -1, key, nil, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ct, err := io.ReadAll(e)
+		if err != nil || int64(len(ct)) != EncryptedSize(int64(len(plain))) {
+			t.Fatalf("%d bytes, %v; want %d", len(ct), err, EncryptedSize(int64(len(plain))))
+		}
+		l, err := NewLayout([]int64{int64(len(ct))})
+		if err != nil {
+			t.Fatal(err)
+		}
+		rd, err := NewReader(bytes.NewReader(ct), key, l, 0, l.Size())
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := io.ReadAll(rd)
+		if err != nil || !bytes.Equal(got, plain) {
+			t.Fatalf("decrypt: %v", err)
+		}
+	})
+}
+
+// chunkReader gives at most n bytes a read.
+type chunkReader struct {
+	r io.Reader
+	n int
+}
+
+func (c *chunkReader) Read(p []byte) (int, error) {
+	if len(p) > c.n {
+		p = p[:c.n]
+	}
+	return c.r.Read(p)
+}

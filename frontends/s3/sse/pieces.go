@@ -52,9 +52,10 @@ type PieceWriter struct {
 		Open(dst, nonce, ct, ad []byte) ([]byte, error)
 	}
 	header [HeaderSize]byte
-	buf    []byte // one sealed package being filled
-	out    []byte // its plaintext
-	next   int64  // its number
+	nonce  [12]byte // not on the stack, where it would escape (an allocation a package)
+	buf    []byte   // one sealed package being filled
+	out    []byte   // its plaintext
+	next   int64    // its number
 	skip   int64
 	left   int64 // plaintext still to give
 }
@@ -113,8 +114,7 @@ func (pw *PieceWriter) Close() error {
 // open opens one sealed package (in pw.buf, or in the caller's buffer,
 // which it must not change) into pw.out.
 func (pw *PieceWriter) open(sealed []byte) error {
-	var nb [12]byte
-	pt, err := pw.aead.Open(pw.out[:0], nonce(&nb, pw.next, pw.next == pw.p.count-1), sealed, pw.header[:])
+	pt, err := pw.aead.Open(pw.out[:0], nonce(&pw.nonce, pw.next, pw.next == pw.p.count-1), sealed, pw.header[:])
 	if err != nil {
 		return fmt.Errorf("%w: package %d", ErrCorrupt, pw.next)
 	}

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"io"
 	"testing"
+	"testing/iotest"
 )
 
 func encrypt(t testing.TB, key, plain []byte) []byte {
@@ -373,6 +374,134 @@ func TestEncrypterReadSizes(t *testing.T) {
 		got, err := io.ReadAll(rd)
 		if err != nil || !bytes.Equal(got, plain) {
 			t.Fatalf("reads of %d: %v", bs, err)
+		}
+	}
+}
+
+// StreamSum is the MD5 of the stream's header and package tags, read
+// back from the stream itself; two streams of one plaintext differ.
+func TestStreamSum(t *testing.T) {
+	key := randBytes(KeySize)
+	for _, size := range []int{0, 1, PackageSize - 1, PackageSize, PackageSize + 1, 5*PackageSize + 9} {
+		plain := randBytes(size)
+		var sums [2][]byte
+		for i := range sums {
+			e, err := NewEncrypter(bytes.NewReader(plain), int64(size), key, nil, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			ct, err := io.ReadAll(e)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := md5.New()
+			want.Write(ct[:HeaderSize])
+			for off := int64(HeaderSize); off < int64(len(ct)); off += sealedSize {
+				end := min(off+sealedSize, int64(len(ct)))
+				want.Write(ct[end-TagSize : end])
+			}
+			sums[i] = e.StreamSum()
+			if !bytes.Equal(sums[i], want.Sum(nil)) {
+				t.Fatalf("size %d: StreamSum %x, want %x", size, sums[i], want.Sum(nil))
+			}
+		}
+		if bytes.Equal(sums[0], sums[1]) {
+			t.Errorf("size %d: two streams of one plaintext have one StreamSum %x", size, sums[0])
+		}
+	}
+}
+
+// A plaintext of unknown size (a POST's file) makes the same stream a
+// known size does: EncryptedSize bytes that decrypt to it, whatever the
+// source's read sizes; its MD5 is checked and its source's errors come
+// through as they are.
+func TestEncrypterUnknownSize(t *testing.T) {
+	key := randBytes(KeySize)
+	errSrc := errors.New("source failed")
+	for _, size := range []int{0, 1, PackageSize - 1, PackageSize, PackageSize + 1, 2 * PackageSize, 3*PackageSize + 77} {
+		plain := randBytes(size)
+		sum := md5.Sum(plain)
+		for _, tc := range []struct {
+			name string
+			src  io.Reader
+		}{
+			{"whole", bytes.NewReader(plain)},
+			{"one byte", iotest.OneByteReader(bytes.NewReader(plain))},
+			{"half", iotest.HalfReader(bytes.NewReader(plain))},
+			{"data with EOF", iotest.DataErrReader(bytes.NewReader(plain))},
+		} {
+			e, err := NewEncrypter(tc.src, -1, key, md5.New(), sum[:])
+			if err != nil {
+				t.Fatal(err)
+			}
+			ct, err := io.ReadAll(e)
+			if err != nil || int64(len(ct)) != EncryptedSize(int64(size)) {
+				t.Fatalf("size %d %s: %d bytes, %v; want %d", size, tc.name, len(ct), err, EncryptedSize(int64(size)))
+			}
+			l, err := NewLayout([]int64{int64(len(ct))})
+			if err != nil {
+				t.Fatal(err)
+			}
+			rd, _ := NewReader(bytes.NewReader(ct), key, l, 0, l.Size())
+			got, err := io.ReadAll(rd)
+			if err != nil || !bytes.Equal(got, plain) {
+				t.Fatalf("size %d %s: decrypt: %v", size, tc.name, err)
+			}
+		}
+		wrong := md5.Sum([]byte("x"))
+		e, _ := NewEncrypter(bytes.NewReader(plain), -1, key, md5.New(), wrong[:])
+		if _, err := io.ReadAll(e); !errors.Is(err, ErrDigest) {
+			t.Fatalf("size %d wrong MD5: %v", size, err)
+		}
+		e, _ = NewEncrypter(io.MultiReader(bytes.NewReader(plain), iotest.ErrReader(errSrc)), -1, key, nil, nil)
+		if _, err := io.ReadAll(e); !errors.Is(err, errSrc) {
+			t.Fatalf("size %d failing source: %v", size, err)
+		}
+	}
+}
+
+// The plaintext MD5 of a large stream is taken on goroutines beside the
+// sealing: the same sum, the same Content-MD5 refusal before the last
+// package, whatever the read sizes, and Close after a stream left
+// half-read returns once the hashing stopped.
+func TestEncrypterAsyncHash(t *testing.T) {
+	key := randBytes(KeySize)
+	for _, size := range []int{asyncHashSize, asyncHashSize + 1, 3*asyncHashSize + PackageSize/2} {
+		plain := randBytes(size)
+		sum := md5.Sum(plain)
+		for _, known := range []bool{true, false} {
+			n := int64(size)
+			if !known {
+				n = -1
+			}
+			for _, bs := range []int{1000, sealedSize, 1 << 20} {
+				e, _ := NewEncrypter(bytes.NewReader(plain), n, key, md5.New(), sum[:])
+				if e.async == nil {
+					t.Fatalf("size %d: hashed in line", size)
+				}
+				var ct bytes.Buffer
+				if _, err := io.CopyBuffer(struct{ io.Writer }{&ct}, struct{ io.Reader }{e}, make([]byte, bs)); err != nil {
+					t.Fatalf("size %d known %v reads %d: %v", size, known, bs, err)
+				}
+				if !bytes.Equal(e.Sum(), sum[:]) || int64(ct.Len()) != EncryptedSize(int64(size)) {
+					t.Fatalf("size %d known %v reads %d: sum %x, %d bytes", size, known, bs, e.Sum(), ct.Len())
+				}
+			}
+			wrong := md5.Sum([]byte("x"))
+			e, _ := NewEncrypter(bytes.NewReader(plain), n, key, md5.New(), wrong[:])
+			out, err := io.ReadAll(e)
+			if !errors.Is(err, ErrDigest) || int64(len(out)) >= EncryptedSize(int64(size)) {
+				t.Fatalf("size %d known %v wrong MD5: %v after %d bytes", size, known, err, len(out))
+			}
+			h := md5.New()
+			e, _ = NewEncrypter(bytes.NewReader(plain), n, key, h, nil)
+			if _, err := io.ReadFull(e, make([]byte, 5*sealedSize)); err != nil {
+				t.Fatal(err)
+			}
+			if err := e.Close(); err != nil {
+				t.Fatal(err)
+			}
+			h.Reset() // the caller's again: races with no hashing goroutine (-race)
 		}
 	}
 }
