@@ -163,6 +163,10 @@ func parseStatement(raw []byte, k Kind) (Statement, error) {
 			return st, err
 		}
 		st.Principal = p
+	case hasNP && !st.Deny:
+		// IAM: "NotPrincipal must be used with "Effect":"Deny". Using
+		// it with "Effect":"Allow" is not supported."
+		return st, errors.New("NotPrincipal must be used with Effect Deny")
 	case hasNP:
 		p, err := parsePrincipals(in.NotPrincipal)
 		if err != nil {

@@ -154,6 +154,7 @@ func TestParsePolicyErrors(t *testing.T) {
 		{`{"Statement":[{` + ok + `,"Principal":{"AWS":"alice"}}]}`, Resource},
 		{`{"Statement":[{` + ok + `,"Principal":{"Nobody":"x"}}]}`, Resource},
 		{`{"Statement":[{` + ok + `,"Principal":"*","NotPrincipal":"*"}]}`, Resource},
+		{`{"Statement":[{` + ok + `,"NotPrincipal":{"AWS":"arn:aws:iam::000000000000:user/alice"}}]}`, Resource}, // Allow: IAM supports NotPrincipal with Deny only
 		{`{"Statement":[{` + ok + `,"Condition":{"StringSortOf":{"s3:prefix":"a"}}}]}`, Identity},
 		{`{"Statement":[{` + ok + `,"Condition":{"NumericEquals":{"s3:max-keys":"ten"}}}]}`, Identity},
 		{`{"Statement":[{` + ok + `,"Condition":{"IpAddress":{"aws:SourceIp":"1.2.3.999/8"}}}]}`, Identity},
