@@ -54,8 +54,8 @@ type PieceWriter struct {
 	header [HeaderSize]byte
 	nonce  [12]byte // not on the stack, where it would escape (an allocation a package)
 	buf    []byte   // one sealed package being filled
-	out    []byte   // its plaintext
-	next   int64    // its number
+	out    []byte   // plaintext not yet written to w: up to batch packages
+	next   int64    // the number of the next package to open
 	skip   int64
 	left   int64 // plaintext still to give
 }
@@ -63,7 +63,11 @@ type PieceWriter struct {
 // NewPieceWriter decrypts p's packages under objectKey; header is the
 // stream's header (the HeaderSize bytes at p.HeaderOff).
 func NewPieceWriter(w io.Writer, objectKey, header []byte, p Piece) (*PieceWriter, error) {
-	pw := &PieceWriter{w: w, p: p, next: p.first, skip: p.skip, left: p.n, buf: make([]byte, 0, sealedSize), out: make([]byte, 0, PackageSize)}
+	// The plaintext of up to batch packages is written at once: one
+	// write to w per package (64 KiB) costs a system call each on a
+	// socket.
+	outCap := int(min(batch, p.CLen/sealedSize+1)) * PackageSize
+	pw := &PieceWriter{w: w, p: p, next: p.first, skip: p.skip, left: p.n, buf: make([]byte, 0, sealedSize), out: make([]byte, 0, outCap)}
 	copy(pw.header[:], header)
 	aead, err := streamCipher(objectKey, header)
 	if err != nil {
@@ -97,13 +101,16 @@ func (pw *PieceWriter) Write(b []byte) (int, error) {
 	return n, nil
 }
 
-// Close opens the last, shorter package; it fails when the piece's
-// bytes did not all arrive.
+// Close opens the last, shorter package and writes out the plaintext
+// still held; it fails when the piece's bytes did not all arrive.
 func (pw *PieceWriter) Close() error {
 	if len(pw.buf) > 0 {
 		if err := pw.open(pw.buf); err != nil {
 			return err
 		}
+	}
+	if err := pw.flush(); err != nil {
+		return err
 	}
 	if pw.left > 0 {
 		return fmt.Errorf("%w: %d bytes of the range are missing", ErrCorrupt, pw.left)
@@ -112,9 +119,16 @@ func (pw *PieceWriter) Close() error {
 }
 
 // open opens one sealed package (in pw.buf, or in the caller's buffer,
-// which it must not change) into pw.out.
+// which it must not change), appending its plaintext in the range to
+// pw.out, which it writes to w once another package might not fit.
 func (pw *PieceWriter) open(sealed []byte) error {
-	pt, err := pw.aead.Open(pw.out[:0], nonce(&pw.nonce, pw.next, pw.next == pw.p.count-1), sealed, pw.header[:])
+	if cap(pw.out)-len(pw.out) < PackageSize {
+		if err := pw.flush(); err != nil {
+			return err
+		}
+	}
+	start := len(pw.out)
+	pt, err := pw.aead.Open(pw.out[start:start], nonce(&pw.nonce, pw.next, pw.next == pw.p.count-1), sealed, pw.header[:])
 	if err != nil {
 		return fmt.Errorf("%w: package %d", ErrCorrupt, pw.next)
 	}
@@ -124,13 +138,25 @@ func (pw *PieceWriter) open(sealed []byte) error {
 		pw.skip -= int64(len(pt))
 		return nil
 	}
-	pt = pt[pw.skip:]
-	pw.skip = 0
+	if pw.skip > 0 {
+		pt = pt[:copy(pt, pt[pw.skip:])]
+		pw.skip = 0
+	}
 	pt = pt[:min(int64(len(pt)), pw.left)]
-	if len(pt) == 0 {
+	pw.left -= int64(len(pt))
+	pw.out = pw.out[:start+len(pt)]
+	if cap(pw.out)-len(pw.out) < PackageSize {
+		return pw.flush()
+	}
+	return nil
+}
+
+// flush writes the plaintext held to w.
+func (pw *PieceWriter) flush() error {
+	if len(pw.out) == 0 {
 		return nil
 	}
-	pw.left -= int64(len(pt))
-	_, err = pw.w.Write(pt)
+	_, err := pw.w.Write(pw.out)
+	pw.out = pw.out[:0]
 	return err
 }
