@@ -181,6 +181,17 @@ func completeChecksum(up uploadChecksum, plain func(int64) int64, clientAlgo, cl
 	}
 }
 
+// checkCompleteType checks CompleteMultipartUpload's x-amz-checksum-type,
+// when sent, against the upload's: AWS answers a mismatch BadDigest
+// (CompleteMultipartUpload, ChecksumType).
+func checkCompleteType(h http.Header, up uploadChecksum) error {
+	t := strings.ToUpper(h.Get("x-amz-checksum-type"))
+	if t == "" || up.algo == "" || t == up.typ {
+		return nil
+	}
+	return apiErr("BadDigest", 400, "The upload was created using the %s checksum type; the complete request names %s.", up.typ, truncateField(t))
+}
+
 // checksumType is the x-amz-checksum-type of an object's checksum.
 func checksumType(info objstore.ObjectInfo) string {
 	if c := decodeUploadChecksum(info.Attrs.Sys); c.typ != "" {

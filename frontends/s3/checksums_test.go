@@ -1,6 +1,7 @@
 package s3
 
 import (
+	"errors"
 	"net/http"
 	"net/http/httptest"
 	"testing"
@@ -108,6 +109,34 @@ func TestObjectPartsOf(t *testing.T) {
 				if p.PartNumber != tc.want[i] || p.Size != tc.info.PartSizes[p.PartNumber-1] || (p.ChecksumCRC32 != "") != tc.sums {
 					t.Fatalf("part %d: %+v", i, p)
 				}
+			}
+		})
+	}
+}
+
+func TestCheckCompleteType(t *testing.T) {
+	comp := uploadChecksum{algo: "sha256", typ: checksumComposite}
+	for _, tc := range []struct {
+		name, sent string
+		up         uploadChecksum
+		bad        bool
+	}{
+		{"not sent", "", comp, false},
+		{"same", "COMPOSITE", comp, false},
+		{"same, lower case", "composite", comp, false},
+		{"other", "FULL_OBJECT", comp, true},
+		{"garbage", "NEITHER", comp, true},
+		{"upload without checksum", "FULL_OBJECT", uploadChecksum{}, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			h := http.Header{}
+			if tc.sent != "" {
+				h.Set("x-amz-checksum-type", tc.sent)
+			}
+			err := checkCompleteType(h, tc.up)
+			var ae *APIError
+			if tc.bad != (err != nil) || (err != nil && (!errors.As(err, &ae) || ae.Code != "BadDigest")) {
+				t.Fatalf("err %v, want BadDigest %v", err, tc.bad)
 			}
 		})
 	}
