@@ -126,6 +126,126 @@ func TestS3MultipartChecksums(t *testing.T) {
 		})
 	}
 
+	// The client's checksum of the whole object on CompleteMultipartUpload:
+	// a composite one is "<base64>-<parts>", no payload checksum of the
+	// XML body (ceph s3-tests test_multipart_use_cksum_helper_sha256/sha1,
+	// test_multipart_checksum_sha256).
+	t.Run("object checksum on complete", func(t *testing.T) {
+		for _, tc := range []struct {
+			name, sent string
+			code       string // "" when the complete succeeds
+		}{
+			{"not base64", "bad", "BadDigest"},
+			{"wrong composite", b64(sumOf(t, types.ChecksumAlgorithmSha256, []byte("other"))) + "-2", "BadDigest"},
+			{"right composite", "", ""},
+		} {
+			t.Run(tc.name, func(t *testing.T) {
+				key := "complete-" + strings.ReplaceAll(tc.name, " ", "-")
+				cr, err := c.CreateMultipartUpload(callCtx(t), &s3.CreateMultipartUploadInput{Bucket: &bucket, Key: &key,
+					ChecksumAlgorithm: types.ChecksumAlgorithmSha256, ChecksumType: types.ChecksumTypeComposite})
+				if err != nil {
+					t.Fatal(err)
+				}
+				var done []types.CompletedPart
+				var sums [][]byte
+				for i, p := range parts {
+					n := int32(i + 1)
+					up, err := c.UploadPart(callCtx(t), &s3.UploadPartInput{Bucket: &bucket, Key: &key, UploadId: cr.UploadId,
+						PartNumber: &n, Body: bytes.NewReader(p), ChecksumAlgorithm: types.ChecksumAlgorithmSha256})
+					if err != nil {
+						t.Fatalf("UploadPart %d: %v", n, err)
+					}
+					sums = append(sums, sumOf(t, types.ChecksumAlgorithmSha256, p))
+					done = append(done, types.CompletedPart{PartNumber: &n, ETag: up.ETag, ChecksumSHA256: up.ChecksumSHA256})
+				}
+				want := b64(sumOf(t, types.ChecksumAlgorithmSha256, bytes.Join(sums, nil))) + "-2"
+				sent := tc.sent
+				if sent == "" {
+					sent = want
+				}
+				comp, err := c.CompleteMultipartUpload(callCtx(t), &s3.CompleteMultipartUploadInput{Bucket: &bucket, Key: &key,
+					UploadId: cr.UploadId, ChecksumSHA256: &sent, MultipartUpload: &types.CompletedMultipartUpload{Parts: done}})
+				if tc.code != "" {
+					wantAPIError(t, "complete with "+tc.name, err, tc.code, 400)
+					return
+				}
+				if err != nil || aws.ToString(comp.ChecksumSHA256) != want || comp.ChecksumType != types.ChecksumTypeComposite {
+					t.Fatalf("complete: %v, %q %q, want %q COMPOSITE", err, aws.ToString(comp.ChecksumSHA256), comp.ChecksumType, want)
+				}
+			})
+		}
+	})
+
+	t.Run("malformed part checksum", func(t *testing.T) {
+		key := "badpart"
+		cr, err := c.CreateMultipartUpload(callCtx(t), &s3.CreateMultipartUploadInput{Bucket: &bucket, Key: &key,
+			ChecksumAlgorithm: types.ChecksumAlgorithmSha256})
+		if err != nil {
+			t.Fatal(err)
+		}
+		n := int32(1)
+		_, err = c.UploadPart(callCtx(t), &s3.UploadPartInput{Bucket: &bucket, Key: &key, UploadId: cr.UploadId,
+			PartNumber: &n, Body: bytes.NewReader(parts[1]), ChecksumSHA256: aws.String("bad")})
+		wantAPIError(t, "UploadPart with a checksum that is not base64 of 32 bytes", err, "BadDigest", 400)
+	})
+
+	// GetObjectAttributes lists the parts of an object uploaded without
+	// a checksum too (number and size), paged (ceph s3-tests
+	// test_get_paginated_multipart_object_attributes).
+	t.Run("parts without checksums", func(t *testing.T) {
+		key := "nosums"
+		three := [][]byte{parts[0], randomBytes(9, 5<<20), parts[1]}
+		cr, err := c.CreateMultipartUpload(callCtx(t), &s3.CreateMultipartUploadInput{Bucket: &bucket, Key: &key})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var done []types.CompletedPart
+		for i, p := range three {
+			n := int32(i + 1)
+			up, err := c.UploadPart(callCtx(t), &s3.UploadPartInput{Bucket: &bucket, Key: &key, UploadId: cr.UploadId, PartNumber: &n, Body: bytes.NewReader(p)})
+			if err != nil {
+				t.Fatalf("UploadPart %d: %v", n, err)
+			}
+			done = append(done, types.CompletedPart{PartNumber: &n, ETag: up.ETag})
+		}
+		if _, err := c.CompleteMultipartUpload(callCtx(t), &s3.CompleteMultipartUploadInput{Bucket: &bucket, Key: &key,
+			UploadId: cr.UploadId, MultipartUpload: &types.CompletedMultipartUpload{Parts: done}}); err != nil {
+			t.Fatal(err)
+		}
+		for _, pg := range []struct {
+			marker, max int32
+			want        []int32 // part numbers listed
+			truncated   bool
+			next        string
+		}{
+			{0, 1000, []int32{1, 2, 3}, false, "3"},
+			{1, 1, []int32{2}, true, "2"},
+			{2, 10, []int32{3}, false, "3"},
+			{3, 10, nil, false, ""},
+		} {
+			marker := fmt.Sprint(pg.marker)
+			attrs, err := c.GetObjectAttributes(callCtx(t), &s3.GetObjectAttributesInput{Bucket: &bucket, Key: &key,
+				MaxParts: &pg.max, PartNumberMarker: &marker, ObjectAttributes: []types.ObjectAttributes{types.ObjectAttributesObjectParts}})
+			if err != nil {
+				t.Fatalf("GetObjectAttributes after %d: %v", pg.marker, err)
+			}
+			op := attrs.ObjectParts
+			if op == nil || aws.ToInt32(op.TotalPartsCount) != 3 || aws.ToBool(op.IsTruncated) != pg.truncated || len(op.Parts) != len(pg.want) {
+				t.Fatalf("after %d: %+v", pg.marker, op)
+			}
+			if pg.next != "" && aws.ToString(op.NextPartNumberMarker) != pg.next {
+				t.Fatalf("after %d: next marker %q, want %s", pg.marker, aws.ToString(op.NextPartNumberMarker), pg.next)
+			}
+			for i, p := range op.Parts {
+				n := pg.want[i]
+				if aws.ToInt32(p.PartNumber) != n || aws.ToInt64(p.Size) != int64(len(three[n-1])) ||
+					p.ChecksumCRC32 != nil || p.ChecksumSHA256 != nil || p.ChecksumCRC64NVME != nil {
+					t.Fatalf("after %d: part %+v, want number %d size %d without checksum", pg.marker, p, n, len(three[n-1]))
+				}
+			}
+		}
+	})
+
 	t.Run("refusals", func(t *testing.T) {
 		key := "refused"
 		_, err := c.CreateMultipartUpload(callCtx(t), &s3.CreateMultipartUploadInput{Bucket: &bucket, Key: &key,
@@ -156,6 +276,11 @@ func TestS3MultipartChecksums(t *testing.T) {
 			ChecksumCRC32C: &wrong, ChecksumType: types.ChecksumTypeFullObject,
 			MultipartUpload: &types.CompletedMultipartUpload{Parts: []types.CompletedPart{{PartNumber: &n, ETag: up.ETag, ChecksumCRC32C: up.ChecksumCRC32C}}}})
 		wantAPIError(t, "complete with a wrong object checksum", err, "BadDigest", 400)
+
+		_, err = c.CompleteMultipartUpload(callCtx(t), &s3.CompleteMultipartUploadInput{Bucket: &bucket, Key: &key, UploadId: cr.UploadId,
+			ChecksumType: types.ChecksumTypeComposite,
+			MultipartUpload: &types.CompletedMultipartUpload{Parts: []types.CompletedPart{{PartNumber: &n, ETag: up.ETag, ChecksumCRC32C: up.ChecksumCRC32C}}}})
+		wantAPIError(t, "complete naming another checksum type", err, "BadDigest", 400)
 
 		// The refused completes changed nothing: the right one succeeds.
 		right := b64(sumOf(t, types.ChecksumAlgorithmCrc32c, parts[1]))

@@ -82,6 +82,18 @@ func sdkChecksums(t *testing.T, srv *server, c *s3.Client, bucket string) {
 		_, err := c.PutObject(callCtx(t), &s3.PutObjectInput{Bucket: &bucket, Key: aws.String("sum/bad"), Body: bytes.NewReader(body),
 			ChecksumCRC32C: aws.String("AAAAAA==")})
 		wantAPIError(t, "PutObject with a wrong CRC32C", err, "BadDigest", 400)
+		// A value that is not base64 of the algorithm's length can match
+		// no body either (ceph s3-tests test_object_checksum_sha256).
+		for _, v := range []struct{ algo, value string }{{"SHA256", "bad"}, {"CRC64NVME", "bad"}} {
+			in := &s3.PutObjectInput{Bucket: &bucket, Key: aws.String("sum/bad"), Body: bytes.NewReader(body)}
+			if v.algo == "SHA256" {
+				in.ChecksumSHA256 = &v.value
+			} else {
+				in.ChecksumCRC64NVME = &v.value
+			}
+			_, err = c.PutObject(callCtx(t), in)
+			wantAPIError(t, "PutObject with a malformed "+v.algo, err, "BadDigest", 400)
+		}
 		_, err = c.HeadObject(callCtx(t), &s3.HeadObjectInput{Bucket: &bucket, Key: aws.String("sum/bad")})
 		wantAPIError(t, "HeadObject after a bad checksum", err, "NotFound", 404)
 	})

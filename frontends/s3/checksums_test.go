@@ -1,8 +1,12 @@
 package s3
 
 import (
+	"errors"
 	"net/http"
+	"net/http/httptest"
 	"testing"
+
+	"github.com/cairnstore/cairn/objstore"
 )
 
 func TestParseUploadChecksum(t *testing.T) {
@@ -58,4 +62,82 @@ func FuzzParseUploadChecksum(f *testing.F) {
 			t.Fatalf("round trip %+v -> %+v", got, back)
 		}
 	})
+}
+
+func TestObjectPartsOf(t *testing.T) {
+	sized := objstore.ObjectInfo{PartsCount: 3, PartSizes: []int64{5, 6, 7}}
+	summed := sized
+	summed.Attrs.Sys = map[string]string{sysChecksum: "crc32 COMPOSITE", sysPartSums: "AAAAAQ== AAAAAg== AAAAAw=="}
+	for _, tc := range []struct {
+		name        string
+		info        objstore.ObjectInfo
+		max, marker string
+		want        []int // part numbers
+		truncated   bool
+		next        int
+		sums        bool
+		err         bool
+	}{
+		{"all, no checksums", sized, "", "", []int{1, 2, 3}, false, 3, false, false},
+		{"all, checksums", summed, "", "", []int{1, 2, 3}, false, 3, true, false},
+		{"one after 1", sized, "1", "1", []int{2}, true, 2, false, false},
+		{"rest after 1", summed, "10", "1", []int{2, 3}, false, 3, true, false},
+		{"past the end", sized, "10", "3", nil, false, 0, false, false},
+		{"max 0", sized, "0", "", nil, true, 0, false, false},
+		{"bad max", sized, "x", "", nil, false, 0, false, true},
+		{"negative marker", sized, "", "-1", nil, false, 0, false, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := httptest.NewRequest("GET", "/b/k?attributes", nil)
+			if tc.max != "" {
+				r.Header.Set("x-amz-max-parts", tc.max)
+			}
+			if tc.marker != "" {
+				r.Header.Set("x-amz-part-number-marker", tc.marker)
+			}
+			out, err := objectPartsOf(&request{Request: r}, tc.info)
+			if (err != nil) != tc.err {
+				t.Fatalf("err %v", err)
+			}
+			if err != nil {
+				return
+			}
+			if out.TotalPartsCount != 3 || out.IsTruncated != tc.truncated || out.NextPartNumberMarker != tc.next || len(out.Parts) != len(tc.want) {
+				t.Fatalf("got %+v", out)
+			}
+			for i, p := range out.Parts {
+				if p.PartNumber != tc.want[i] || p.Size != tc.info.PartSizes[p.PartNumber-1] || (p.ChecksumCRC32 != "") != tc.sums {
+					t.Fatalf("part %d: %+v", i, p)
+				}
+			}
+		})
+	}
+}
+
+func TestCheckCompleteType(t *testing.T) {
+	comp := uploadChecksum{algo: "sha256", typ: checksumComposite}
+	for _, tc := range []struct {
+		name, sent string
+		up         uploadChecksum
+		bad        bool
+	}{
+		{"not sent", "", comp, false},
+		{"same", "COMPOSITE", comp, false},
+		{"same, lower case", "composite", comp, false},
+		{"other", "FULL_OBJECT", comp, true},
+		{"garbage", "NEITHER", comp, true},
+		{"upload without checksum", "FULL_OBJECT", uploadChecksum{}, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			h := http.Header{}
+			if tc.sent != "" {
+				h.Set("x-amz-checksum-type", tc.sent)
+			}
+			err := checkCompleteType(h, tc.up)
+			var ae *APIError
+			if tc.bad != (err != nil) || (err != nil && (!errors.As(err, &ae) || ae.Code != "BadDigest")) {
+				t.Fatalf("err %v, want BadDigest %v", err, tc.bad)
+			}
+		})
+	}
 }

@@ -172,6 +172,9 @@ func (s *Server) completeMultipartUpload(w *recorder, req *request) error {
 		return err
 	}
 	usum := decodeUploadChecksum(up.Attrs.Sys)
+	if err := checkCompleteType(req.Header, usum); err != nil {
+		return err
+	}
 	parts := make([]objstore.CompletePart, 0, len(c.Parts))
 	for _, p := range c.Parts {
 		cp := objstore.CompletePart{Number: p.PartNumber, ETag: p.ETag}

@@ -69,6 +69,7 @@ func (s *Server) postObject(w *recorder, req *request) error {
 		// ${filename} made it.
 		fields := maps.Clone(form.Fields)
 		fields["bucket"], fields["key"] = req.bucket, key
+		policyFields(policy, fields)
 		if err := policy.Check(fields, time.Now()); err != nil {
 			return err
 		}
@@ -90,11 +91,16 @@ func (s *Server) postObject(w *recorder, req *request) error {
 	if err != nil {
 		return err
 	}
-	opt := objstore.PutOptions{ContentType: sub.Header.Get("Content-Type"), Meta: meta}
+	sum, err := parseFormChecksum(form.Fields)
+	if err != nil {
+		return err
+	}
+	opt := objstore.PutOptions{ContentType: sub.Header.Get("Content-Type"), Meta: meta, FinalMeta: sum.meta()}
 	if opt.Attrs, err = s.newAttrs(sub); err != nil {
 		return err
 	}
-	var file io.Reader = &rangedBody{r: form.File, min: lo, max: hi}
+	// The checksum is of the plaintext: checked before any encryption.
+	file := sum.verify(&rangedBody{r: form.File, min: lo, max: hi})
 	size := int64(-1)
 	// The form's encryption fields, or the bucket's default, as on PUT.
 	enc, err := s.sseForWrite(sub)

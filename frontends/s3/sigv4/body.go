@@ -224,8 +224,8 @@ func newBody(r *http.Request, raw io.Reader, payload string, sg *signer, seed []
 	if err != nil {
 		return nil, err
 	}
-	b.check = check
-	if check.algo != "" {
+	b.check, b.err = check, check.bad
+	if check.algo != "" && check.bad == nil {
 		if b.sum, err = NewChecksum(check.algo); err != nil {
 			return nil, err
 		}
@@ -259,6 +259,9 @@ func (b *Body) DetachHeaderChecksum() (algo, value string, ok bool) {
 		return "", "", false
 	}
 	algo, value = b.check.algo, b.check.value
+	if b.check.bad != nil {
+		b.err = nil // nothing was read: the only error is the value's
+	}
 	b.check, b.sum = declaredChecksum{}, nil
 	return algo, value, true
 }

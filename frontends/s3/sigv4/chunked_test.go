@@ -173,7 +173,7 @@ func TestChunkedFailures(t *testing.T) {
 		}, ErrInvalidChecksum},
 		{"trailer value not base64", PayloadStreamingUnsignedTrail, map[string]string{"X-Amz-Trailer": "x-amz-checksum-crc32c"}, func(e *chunkEncoder) []byte {
 			return e.encode(data, 8192, "x-amz-checksum-crc32c", "%%%")
-		}, ErrInvalidChecksum},
+		}, ErrChecksumMismatch},
 		{"trailer line too long", PayloadStreamingUnsignedTrail, map[string]string{"X-Amz-Trailer": "x-amz-checksum-crc32c"}, func(e *chunkEncoder) []byte {
 			return e.encode(data, 8192, "x-amz-checksum-crc32c", strings.Repeat("A", 5000))
 		}, ErrMalformedChunk},

@@ -3,7 +3,9 @@ package sigv4
 import (
 	"bytes"
 	"encoding/hex"
+	"errors"
 	"io"
+	"net/http"
 	"net/http/httptest"
 	"net/url"
 	"strings"
@@ -142,6 +144,30 @@ func FuzzTrailer(f *testing.F) {
 					t.Fatalf("verified wrong checksum %s %s", algo, v)
 				}
 			}
+		}
+	})
+}
+
+// FuzzChecksumHeader: any x-amz-checksum-* header value is accepted as a
+// checksum, kept as a composite one (detachable), or refused with one of
+// the package's sentinels, never a panic.
+func FuzzChecksumHeader(f *testing.F) {
+	f.Add("sha256", "uWBwpe1dxI4Vw8Gf0X9ynOdw/SS6VBzfWm9giiv1sf4=-3")
+	f.Add("crc32", "AAAAAA==")
+	f.Add("crc64nvme", "bad")
+	f.Add("crc32c", "AAAAAA==-")
+	f.Fuzz(func(t *testing.T, algo, value string) {
+		h := http.Header{}
+		h.Set("X-Amz-Checksum-"+algo, value)
+		d, err := parseChecksumHeaders(h, false)
+		if err != nil {
+			if !errors.Is(err, ErrChecksumMismatch) && !errors.Is(err, ErrInvalidChecksum) && !errors.Is(err, ErrMalformedChunk) {
+				t.Fatalf("unwrapped error %v", err)
+			}
+			return
+		}
+		if d.bad != nil && !isComposite(d.algo, d.value) {
+			t.Fatalf("%q kept as composite", d.value)
 		}
 	})
 }
