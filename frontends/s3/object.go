@@ -139,9 +139,6 @@ func (s *Server) putObject(w *recorder, req *request) error {
 	if opt.Attrs, err = s.newAttrs(req); err != nil {
 		return err
 	}
-	if opt.IfNoneMatch != "" && opt.IfNoneMatch != "*" {
-		return apiErr("NotImplemented", 501, "If-None-Match on PUT supports only *.")
-	}
 	enc, err := s.sseForWrite(req)
 	if err != nil {
 		return err
@@ -228,7 +225,8 @@ func (s *Server) serveObject(w *recorder, req *request, withBody bool) error {
 		switch {
 		case info.PartsCount == 0 && n == 1:
 		case n > info.PartsCount:
-			return objstore.ErrInvalidRange
+			// AWS's answer (ceph's s3-tests expect 400 InvalidPart).
+			return apiErr("InvalidPartNumber", http.StatusRequestedRangeNotSatisfiable, "The requested partnumber is not satisfiable")
 		default:
 			for _, sz := range info.PartSizes[:n-1] {
 				start += sz
