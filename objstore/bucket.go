@@ -49,21 +49,40 @@ func (s *Store) EnsureSystemBucket(ctx context.Context, name string) error {
 // IsSystemBucket reports whether name is a system bucket's name.
 func IsSystemBucket(name string) bool { return strings.HasPrefix(name, ".") }
 
-// DeleteBucket removes an empty bucket: one with no object, no version
-// (delete markers included) and no incomplete multipart upload.
+// DeleteBucket removes an empty bucket: one with no object and no version
+// (delete markers included). Its incomplete multipart uploads go with it,
+// their parts freed as AbortMultipartUpload frees them, in the same
+// transaction: AWS deletes a general purpose bucket that holds only uploads.
 func (s *Store) DeleteBucket(ctx context.Context, name string) error {
 	return s.commit(ctx, nil, 0, func(tx meta.Tx) error {
 		if err := requireBucket(tx, name); err != nil {
 			return err
 		}
 		p := meta.BucketPrefix(name)
-		for _, t := range []meta.Table{meta.Versions, meta.Objects, meta.Uploads} {
+		for _, t := range []meta.Table{meta.Versions, meta.Objects} {
 			any, err := meta.HasAny(tx, t, p)
 			if err != nil {
 				return err
 			}
 			if any {
 				return fmt.Errorf("%w: %s", ErrBucketNotEmpty, name)
+			}
+		}
+		var uploads []meta.Upload
+		err := meta.Scan(tx, meta.Uploads, p, func(_, raw []byte) error {
+			var u meta.Upload
+			if err := meta.Decode(raw, &u); err != nil {
+				return err
+			}
+			uploads = append(uploads, u)
+			return nil
+		})
+		if err != nil {
+			return err
+		}
+		for i := range uploads {
+			if err := deleteUpload(tx, &uploads[i], nil); err != nil {
+				return fmt.Errorf("abort upload %s of %s: %w", uploads[i].UploadID, name, err)
 			}
 		}
 		return tx.Delete(meta.Buckets, []byte(name))

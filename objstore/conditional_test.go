@@ -24,12 +24,15 @@ func TestPutConditions(t *testing.T) {
 	}{
 		{"if-none-match on existing", "exists", PutOptions{IfNoneMatch: "*"}, ErrPreconditionFailed},
 		{"if-none-match on missing", "new1", PutOptions{IfNoneMatch: "*"}, nil},
-		{"if-none-match not star", "new2", PutOptions{IfNoneMatch: cur.ETag}, ErrInvalidArgument},
+		{"if-none-match the current etag", "exists", PutOptions{IfNoneMatch: cur.ETag}, ErrPreconditionFailed},
+		{"if-none-match the current etag quoted", "exists", PutOptions{IfNoneMatch: `"` + cur.ETag + `"`}, ErrPreconditionFailed},
+		{"if-none-match an etag on missing", "new2", PutOptions{IfNoneMatch: cur.ETag}, nil},
 		{"if-match right", "exists", PutOptions{IfMatch: cur.ETag}, nil},
 		{"if-match wrong", "exists", PutOptions{IfMatch: other}, ErrPreconditionFailed},
 		{"if-match on missing", "new3", PutOptions{IfMatch: cur.ETag}, ErrNoSuchKey},
 		{"if-match star on missing", "new4", PutOptions{IfMatch: "*"}, ErrNoSuchKey},
 		{"both on missing", "new5", PutOptions{IfMatch: cur.ETag, IfNoneMatch: "*"}, ErrNoSuchKey},
+		{"if-none-match another etag", "exists", PutOptions{IfNoneMatch: other}, nil},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			before, beforeErr := s.Head(ctx, "cond", tc.key, GetOptions{})

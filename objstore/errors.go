@@ -18,8 +18,8 @@ var (
 	ErrBucketExists = errors.New("bucket already exists")
 	// ErrNoSuchBucket: the bucket does not exist.
 	ErrNoSuchBucket = errors.New("no such bucket")
-	// ErrBucketNotEmpty: DeleteBucket on a bucket holding objects, versions
-	// or incomplete multipart uploads.
+	// ErrBucketNotEmpty: DeleteBucket on a bucket holding objects or
+	// versions (its incomplete multipart uploads go with it).
 	ErrBucketNotEmpty = errors.New("bucket not empty")
 	// ErrInvalidKey: a key that is empty, longer than 1024 bytes, not
 	// valid UTF-8 or holding a NUL byte.

@@ -68,9 +68,6 @@ func (s *Store) precheckWrite(ctx context.Context, bucket, key, ifMatch, ifNoneM
 	if err := ValidateKey(key); err != nil {
 		return err
 	}
-	if err := validateIfNoneMatch(ifNoneMatch); err != nil {
-		return err
-	}
 	return s.idx.View(ctx, func(tx meta.Tx) error {
 		if err := requireBucket(tx, bucket); err != nil {
 			return err

@@ -20,7 +20,8 @@ import (
 // Head returns the description of the current version of bucket/key, or of
 // opt.VersionID. ErrNoSuchKey when the key has no current version,
 // ErrNoSuchVersion for an unknown version id; a delete marker addressed by
-// version id is returned with DeleteMarker set and ErrDeleteMarker.
+// version id is returned with DeleteMarker set and ErrDeleteMarker, and
+// so is a current one, the error then ErrNoSuchKey as well.
 func (s *Store) Head(ctx context.Context, bucket, key string, opt GetOptions) (ObjectInfo, error) {
 	if err := s.pending.waitKey(ctx, bucket, key); err != nil {
 		return ObjectInfo{}, err
@@ -28,10 +29,12 @@ func (s *Store) Head(ctx context.Context, bucket, key string, opt GetOptions) (O
 	var info ObjectInfo
 	err := s.idx.View(ctx, func(tx meta.Tx) error {
 		v, latest, err := lookupVersion(tx, bucket, key, opt.VersionID)
+		if v != nil {
+			info = toInfo(bucket, key, v, latest)
+		}
 		if err != nil {
 			return err
 		}
-		info = toInfo(bucket, key, v, latest)
 		if v.DeleteMarker {
 			return fmt.Errorf("%w: %s %s", ErrDeleteMarker, key, v.VersionID)
 		}
@@ -41,7 +44,8 @@ func (s *Store) Head(ctx context.Context, bucket, key string, opt GetOptions) (O
 }
 
 // lookupVersion finds the version a read addresses and says whether it is
-// the newest one.
+// the newest one. A key whose newest version is a delete marker returns
+// the marker with its error (see currentMarker).
 func lookupVersion(tx meta.Tx, bucket, key, vid string) (*meta.Version, bool, error) {
 	if err := requireBucket(tx, bucket); err != nil {
 		return nil, false, err
@@ -55,7 +59,7 @@ func lookupVersion(tx meta.Tx, bucket, key, vid string) (*meta.Version, bool, er
 			return nil, false, err
 		}
 		if v == nil {
-			return nil, false, fmt.Errorf("%w: %s/%s", ErrNoSuchKey, bucket, key)
+			return currentMarker(tx, bucket, key)
 		}
 		return v, true, nil
 	}
@@ -67,6 +71,30 @@ func lookupVersion(tx meta.Tx, bucket, key, vid string) (*meta.Version, bool, er
 	k, _ := newest.Seek(meta.VersionPrefix(bucket, key))
 	_, _, seq, _ := meta.SplitVersionKey(k)
 	return v, seq == v.Seq, newest.Err()
+}
+
+// currentMarker is lookupVersion's answer for a key without a current
+// version: ErrNoSuchKey, and when the newest version is a delete marker,
+// the marker with an error that is ErrDeleteMarker too (S3 answers the
+// read 404 with the marker's headers).
+func currentMarker(tx meta.Tx, bucket, key string) (*meta.Version, bool, error) {
+	prefix := meta.VersionPrefix(bucket, key)
+	c := tx.Cursor(meta.Versions)
+	k, raw := c.Seek(prefix)
+	if err := c.Err(); err != nil {
+		return nil, false, err
+	}
+	if !meta.HasPrefix(k, prefix) || len(k) != len(prefix)+8 {
+		return nil, false, fmt.Errorf("%w: %s/%s", ErrNoSuchKey, bucket, key)
+	}
+	var v meta.Version
+	if err := meta.Decode(raw, &v); err != nil {
+		return nil, false, err
+	}
+	if !v.DeleteMarker {
+		return nil, false, fmt.Errorf("%w: %s/%s", ErrNoSuchKey, bucket, key)
+	}
+	return &v, true, fmt.Errorf("%w: %s/%s: %w %s", ErrNoSuchKey, bucket, key, ErrDeleteMarker, v.VersionID)
 }
 
 // ObjectReader reads one version of an object. It pins the version's data

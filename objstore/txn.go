@@ -117,7 +117,8 @@ func parseVersionID(vid string) (uint64, bool) {
 	return seq, versionID(seq) == vid
 }
 
-// checkConds applies If-Match / If-None-Match: * to the current version.
+// checkConds applies If-Match and If-None-Match (* or an ETag, RFC 7232:
+// fails when the current version has it) to the current version.
 func checkConds(cur *meta.Version, key, ifMatch, ifNoneMatch string) error {
 	if ifMatch != "" {
 		if cur == nil {
@@ -127,8 +128,12 @@ func checkConds(cur *meta.Version, key, ifMatch, ifNoneMatch string) error {
 			return fmt.Errorf("%w: If-Match %s, current ETag %s", ErrPreconditionFailed, normETag(ifMatch), cur.ETag)
 		}
 	}
-	if ifNoneMatch == "*" && cur != nil {
+	switch {
+	case ifNoneMatch == "" || cur == nil:
+	case ifNoneMatch == "*":
 		return fmt.Errorf("%w: If-None-Match: * and %s exists", ErrPreconditionFailed, key)
+	case normETag(ifNoneMatch) == cur.ETag:
+		return fmt.Errorf("%w: If-None-Match %s is the current ETag", ErrPreconditionFailed, cur.ETag)
 	}
 	return nil
 }

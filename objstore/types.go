@@ -56,7 +56,9 @@ type PutOptions struct {
 	// equals it (compare-and-swap); ErrNoSuchKey when there is none.
 	IfMatch string
 	// IfNoneMatch "*" makes the write succeed only when the key has no
-	// current version (create only). Other values are ErrInvalidArgument.
+	// current version (create only); an ETag, only when there is none or
+	// its ETag differs (RFC 7232). CompleteMultipartUpload takes only "*"
+	// (else ErrInvalidArgument).
 	IfNoneMatch string
 	// ContentMD5, when set, must equal the body's MD5 (ErrBadDigest).
 	ContentMD5 []byte

@@ -17,6 +17,10 @@ import (
 // on GET and HEAD.
 var storedHeaders = []string{"Cache-Control", "Content-Disposition", "Content-Encoding", "Content-Language", "Expires"}
 
+// listHeader names the stored headers whose value is a comma-separated
+// list (RFC 9110 5.3), so that repeating one joins its values.
+var listHeader = map[string]bool{"Cache-Control": true, "Content-Encoding": true, "Content-Language": true}
+
 // metaFromRequest collects the user metadata (x-amz-meta-*) and stored
 // standard headers of a PUT, copy or multipart create.
 func metaFromRequest(h http.Header) (map[string]string, error) {
@@ -33,12 +37,18 @@ func metaFromRequest(h http.Header) (map[string]string, error) {
 		return nil, apiErr("MetadataTooLarge", 400, "Your metadata headers exceed the maximum allowed metadata size.")
 	}
 	for _, name := range storedHeaders {
-		if v := h.Get(name); v != "" {
+		v := h.Get(name)
+		if listHeader[name] {
+			v = strings.Join(h.Values(name), ", ") // a list given twice is one list
+		}
+		if v != "" {
 			m[name] = v
 		}
 	}
-	// aws-chunked only describes how this request's body was sent.
-	if ce, ok := m["Content-Encoding"]; ok {
+	// aws-chunked only describes how this request's body was sent; the
+	// other codings are kept as sent, a list rejoined with ", " as HTTP
+	// joins a header given twice.
+	if ce, ok := m["Content-Encoding"]; ok && strings.Contains(strings.ToLower(ce), "aws-chunked") {
 		var kept []string
 		for _, e := range strings.Split(ce, ",") {
 			if e = strings.TrimSpace(e); e != "" && !strings.EqualFold(e, "aws-chunked") {
@@ -48,7 +58,7 @@ func metaFromRequest(h http.Header) (map[string]string, error) {
 		if len(kept) == 0 {
 			delete(m, "Content-Encoding")
 		} else {
-			m["Content-Encoding"] = strings.Join(kept, ",")
+			m["Content-Encoding"] = strings.Join(kept, ", ")
 		}
 	}
 	return m, nil

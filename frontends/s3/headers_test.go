@@ -121,3 +121,52 @@ func FuzzMetaValue(f *testing.F) {
 		}
 	})
 }
+
+// TestStoredContentEncoding: aws-chunked is dropped from Content-Encoding,
+// the other codings are kept as sent, and a list header given twice is
+// stored as one list joined with ", " (as HTTP joins it).
+func TestStoredContentEncoding(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		sent  []string // Content-Encoding header lines
+		want  string
+		found bool
+	}{
+		{"one coding", []string{"gzip"}, "gzip", true},
+		{"a list as sent", []string{"deflate, gzip"}, "deflate, gzip", true},
+		{"a list without space as sent", []string{"deflate,gzip"}, "deflate,gzip", true},
+		{"twice", []string{"deflate", "gzip"}, "deflate, gzip", true},
+		{"aws-chunked last", []string{"gzip, aws-chunked"}, "gzip", true},
+		{"aws-chunked first", []string{"aws-chunked, gzip"}, "gzip", true},
+		{"aws-chunked among two", []string{"deflate,aws-chunked,gzip"}, "deflate, gzip", true},
+		{"aws-chunked alone", []string{"aws-chunked"}, "", false},
+		{"aws-chunked twice", []string{"aws-chunked, aws-chunked"}, "", false},
+		{"aws-chunked on its own line", []string{"gzip", "AWS-Chunked"}, "gzip", true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			h := http.Header{}
+			for _, v := range tc.sent {
+				h.Add("Content-Encoding", v)
+			}
+			m, err := metaFromRequest(h)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, found := m["Content-Encoding"]
+			if got != tc.want || found != tc.found {
+				t.Fatalf("Content-Encoding %q (%v), want %q (%v)", got, found, tc.want, tc.found)
+			}
+		})
+	}
+	h := http.Header{}
+	h.Add("Cache-Control", "no-cache")
+	h.Add("Cache-Control", "max-age=5")
+	h.Set("Expires", "Wed, 21 Oct 2015 07:28:00 GMT")
+	m, err := metaFromRequest(h)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m["Cache-Control"] != "no-cache, max-age=5" || m["Expires"] != "Wed, 21 Oct 2015 07:28:00 GMT" {
+		t.Fatalf("Cache-Control %q, Expires %q", m["Cache-Control"], m["Expires"])
+	}
+}

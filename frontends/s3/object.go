@@ -139,9 +139,6 @@ func (s *Server) putObject(w *recorder, req *request) error {
 	if opt.Attrs, err = s.newAttrs(req); err != nil {
 		return err
 	}
-	if opt.IfNoneMatch != "" && opt.IfNoneMatch != "*" {
-		return apiErr("NotImplemented", 501, "If-None-Match on PUT supports only *.")
-	}
 	enc, err := s.sseForWrite(req)
 	if err != nil {
 		return err
@@ -228,7 +225,8 @@ func (s *Server) serveObject(w *recorder, req *request, withBody bool) error {
 		switch {
 		case info.PartsCount == 0 && n == 1:
 		case n > info.PartsCount:
-			return objstore.ErrInvalidRange
+			// AWS's answer (ceph's s3-tests expect 400 InvalidPart).
+			return apiErr("InvalidPartNumber", http.StatusRequestedRangeNotSatisfiable, "The requested partnumber is not satisfiable")
 		default:
 			for _, sz := range info.PartSizes[:n-1] {
 				start += sz
@@ -279,16 +277,26 @@ func (s *Server) serveObject(w *recorder, req *request, withBody bool) error {
 	return err
 }
 
-// objectError adds the delete-marker headers S3 sends with 404/405.
+// objectError adds the delete-marker headers S3 sends with 404/405: a read
+// of a key whose current version is a delete marker answers 404 NoSuchKey
+// with x-amz-delete-marker and the marker's x-amz-version-id; one naming a
+// marker's version id answers 405 with them and its Last-Modified.
 func (s *Server) objectError(w *recorder, req *request, err error) error {
-	if errors.Is(err, objstore.ErrDeleteMarker) {
-		w.Header().Set("x-amz-delete-marker", "true")
-		if v := req.URL.Query().Get("versionId"); v != "" {
-			w.Header().Set("x-amz-version-id", v)
+	if !errors.Is(err, objstore.ErrDeleteMarker) {
+		return err
+	}
+	w.Header().Set("x-amz-delete-marker", "true")
+	vid := req.URL.Query().Get("versionId")
+	if m, herr := s.store.Head(req.Context(), req.bucket, req.key, objstore.GetOptions{VersionID: vid}); m.DeleteMarker && errors.Is(herr, objstore.ErrDeleteMarker) {
+		w.Header().Set("x-amz-version-id", m.VersionID)
+		if vid != "" {
+			w.Header().Set("Last-Modified", m.ModTime.UTC().Format(http.TimeFormat))
 		}
-		if req.URL.Query().Get("versionId") == "" {
-			return objstore.ErrNoSuchKey
-		}
+	} else if vid != "" {
+		w.Header().Set("x-amz-version-id", vid)
+	}
+	if vid == "" {
+		return objstore.ErrNoSuchKey
 	}
 	return err
 }

@@ -259,7 +259,9 @@ func (s *Server) writeError(w *recorder, req *request, err error) {
 	w.Header().Set("Content-Type", "application/xml")
 	w.Header().Del("Content-Length")
 	w.Header().Del("ETag")
-	w.Header().Del("Last-Modified")
+	if api.Status != http.StatusMethodNotAllowed || w.Header().Get("x-amz-delete-marker") == "" {
+		w.Header().Del("Last-Modified") // a named delete marker's 405 keeps its (objectError)
+	}
 	w.WriteHeader(api.Status)
 	if req.Method == http.MethodHead {
 		return
