@@ -27,6 +27,7 @@ rounds=${1:-3}; dur=${2:-10s}
 work=$(mktemp -d)
 trap 'kill $(jobs -p) 2>/dev/null || true; wait 2>/dev/null || true; rm -rf "$work"' EXIT
 (cd "$top" && go build -o "$work/cairn" ./cmd/cairn)
+desc=$(git -C "$top" describe --always --dirty)
 export CAIRN_ROOT_USER=bench CAIRN_ROOT_PASSWORD=benchsecret
 ep=http://127.0.0.1:9104
 "$work/cairn" serve --data "$work/data" --drives "${DRIVES:-4}" --address "${ep#http://}" --log-level warn 2>"$work/cairn.log" &
@@ -101,7 +102,7 @@ for r in $(seq "$rounds"); do
 done
 n=$(grep -c '"level":"error"' "$work/cairn.log" || true)
 [ "$n" = 0 ] || { echo "policycompare: cairn logged $n errors; the first:" >&2; grep -m1 '"level":"error"' "$work/cairn.log" >&2; }
-python3 - "$work/results.jsonl" "$(git -C "$top" describe --always --dirty)" <<'PY'
+python3 - "$work/results.jsonl" "$desc" <<'PY'
 import json, sys, statistics as st
 rows = [json.loads(l) for l in open(sys.argv[1])]
 groups = {}
