@@ -278,7 +278,7 @@ func TestS3MultipartChecksums(t *testing.T) {
 		wantAPIError(t, "complete with a wrong object checksum", err, "BadDigest", 400)
 
 		_, err = c.CompleteMultipartUpload(callCtx(t), &s3.CompleteMultipartUploadInput{Bucket: &bucket, Key: &key, UploadId: cr.UploadId,
-			ChecksumType: types.ChecksumTypeComposite,
+			ChecksumType:    types.ChecksumTypeComposite,
 			MultipartUpload: &types.CompletedMultipartUpload{Parts: []types.CompletedPart{{PartNumber: &n, ETag: up.ETag, ChecksumCRC32C: up.ChecksumCRC32C}}}})
 		wantAPIError(t, "complete naming another checksum type", err, "BadDigest", 400)
 
