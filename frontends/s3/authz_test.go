@@ -18,6 +18,13 @@ import (
 // testServer is a face over a real store with the root and two users.
 func testServer(t testing.TB) (*Server, *objstore.Store) {
 	t.Helper()
+	return testServerWith(t, Options{})
+}
+
+// testServerWith is testServer with the face's options opt (its Users
+// set here).
+func testServerWith(t testing.TB, opt Options) (*Server, *objstore.Store) {
+	t.Helper()
 	ctx := context.Background()
 	st := storetest.Open(t, objstore.Options{Dir: t.TempDir(), DriveCount: 1, Parity: -1, NoBackground: true})
 	users, err := iam.OpenDirectory(ctx, st, "root", "rootsecret")
@@ -29,7 +36,8 @@ func testServer(t testing.TB) (*Server, *objstore.Store) {
 			t.Fatal(err)
 		}
 	}
-	s, err := New(st, Options{Users: users})
+	opt.Users = users
+	s, err := New(st, opt)
 	if err != nil {
 		t.Fatal(err)
 	}

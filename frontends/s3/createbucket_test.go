@@ -1,37 +1,19 @@
 package s3
 
 import (
-	"context"
 	"encoding/xml"
 	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/cairnstore/cairn/frontends/s3/iam"
 	"github.com/cairnstore/cairn/frontends/s3/sigv4"
-	"github.com/cairnstore/cairn/objstore"
-	"github.com/cairnstore/cairn/objstore/storetest"
 )
 
 // regionServer is testServer answering for region.
 func regionServer(t *testing.T, region string) *Server {
 	t.Helper()
-	ctx := context.Background()
-	st := storetest.Open(t, objstore.Options{Dir: t.TempDir(), DriveCount: 1, Parity: -1, NoBackground: true})
-	users, err := iam.OpenDirectory(ctx, st, "root", "rootsecret")
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, u := range []string{"alice", "bob"} {
-		if err := users.Add(ctx, iam.User{AccessKey: u, SecretKey: u + "-secret"}); err != nil {
-			t.Fatal(err)
-		}
-	}
-	s, err := New(st, Options{Users: users, Region: region})
-	if err != nil {
-		t.Fatal(err)
-	}
+	s, _ := testServerWith(t, Options{Region: region})
 	return s
 }
 
