@@ -24,16 +24,9 @@ import (
 // abandoned multipart upload is aborted, an old object under an
 // Expiration rule is deleted, and what no rule covers stays.
 func TestS3LifecycleWorker(t *testing.T) {
-	t.Setenv("CAIRN_ROOT_USER", s3User)
-	t.Setenv("CAIRN_ROOT_PASSWORD", s3Secret)
-	s := startServer(t, t.TempDir(), "--lifecycle-day", "1s", "--lifecycle-interval", "200ms")
-	s.waitReady(readyTimeout)
-	c := sdkClient(s, s3User, s3Secret)
+	c := lifecycleServer(t, "lifecycle-worker")
 	ctx := callCtx(t)
 	const bucket = "lifecycle-worker"
-	if _, err := c.CreateBucket(ctx, &s3.CreateBucketInput{Bucket: aws.String(bucket)}); err != nil {
-		t.Fatal(err)
-	}
 	for _, key := range []string{"tmp/old", "keep/old"} {
 		if _, err := c.PutObject(ctx, &s3.PutObjectInput{Bucket: aws.String(bucket), Key: aws.String(key), Body: bytes.NewReader([]byte(key))}); err != nil {
 			t.Fatal(err)
@@ -355,16 +348,9 @@ func listVersionsOf(t *testing.T, ctx context.Context, c *s3.Client, bucket stri
 // NoncurrentVersionExpiration keeps the newest noncurrent version asked
 // for, and ExpiredObjectDeleteMarker removes a marker left alone.
 func TestS3LifecycleExpiry(t *testing.T) {
-	t.Setenv("CAIRN_ROOT_USER", s3User)
-	t.Setenv("CAIRN_ROOT_PASSWORD", s3Secret)
-	s := startServer(t, t.TempDir(), "--lifecycle-day", "1s", "--lifecycle-interval", "200ms")
-	s.waitReady(readyTimeout)
-	c := sdkClient(s, s3User, s3Secret)
+	c := lifecycleServer(t, "lifecycle-expiry")
 	ctx := callCtx(t)
 	const bucket = "lifecycle-expiry"
-	if _, err := c.CreateBucket(ctx, &s3.CreateBucketInput{Bucket: aws.String(bucket)}); err != nil {
-		t.Fatal(err)
-	}
 	if _, err := c.PutBucketVersioning(ctx, &s3.PutBucketVersioningInput{Bucket: aws.String(bucket),
 		VersioningConfiguration: &types.VersioningConfiguration{Status: types.BucketVersioningStatusEnabled}}); err != nil {
 		t.Fatal(err)
@@ -430,4 +416,19 @@ func TestS3LifecycleExpiry(t *testing.T) {
 		}
 		time.Sleep(200 * time.Millisecond)
 	}
+}
+
+// lifecycleServer starts a server whose lifecycle days last 1 s, checked
+// every 200 ms, and makes bucket there; it returns the root's client.
+func lifecycleServer(t *testing.T, bucket string) *s3.Client {
+	t.Helper()
+	t.Setenv("CAIRN_ROOT_USER", s3User)
+	t.Setenv("CAIRN_ROOT_PASSWORD", s3Secret)
+	s := startServer(t, t.TempDir(), "--lifecycle-day", "1s", "--lifecycle-interval", "200ms")
+	s.waitReady(readyTimeout)
+	c := sdkClient(s, s3User, s3Secret)
+	if _, err := c.CreateBucket(callCtx(t), &s3.CreateBucketInput{Bucket: aws.String(bucket)}); err != nil {
+		t.Fatal(err)
+	}
+	return c
 }
