@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"net/http"
 	"net/http/httptest"
 	"strings"
 	"testing"
@@ -53,13 +54,7 @@ func call(t testing.TB, s *Server, who, method, target string, body []byte, head
 		r.Header.Set(k, v)
 	}
 	if who != "" {
-		secret := who + "-secret"
-		if who == "root" {
-			secret = "rootsecret"
-		}
-		if err := sigv4.Sign(r, who, secret, "us-east-1", "s3", "", time.Now()); err != nil {
-			t.Fatal(err)
-		}
+		signAs(t, r, who)
 	}
 	w := httptest.NewRecorder()
 	s.ServeHTTP(w, r)
@@ -199,5 +194,17 @@ func BenchmarkHeadBucketPolicy20(b *testing.B) {
 				}
 			}
 		})
+	}
+}
+
+// signAs signs r as who, one of testServer's callers.
+func signAs(t testing.TB, r *http.Request, who string) {
+	t.Helper()
+	secret := who + "-secret"
+	if who == "root" {
+		secret = "rootsecret"
+	}
+	if err := sigv4.Sign(r, who, secret, "us-east-1", "s3", "", time.Now()); err != nil {
+		t.Fatal(err)
 	}
 }

@@ -5,9 +5,7 @@ import (
 	"net/http/httptest"
 	"reflect"
 	"testing"
-	"time"
 
-	"github.com/cairnstore/cairn/frontends/s3/sigv4"
 	"github.com/cairnstore/cairn/objstore"
 )
 
@@ -98,13 +96,7 @@ func TestUploadParties(t *testing.T) {
 func callBody(t *testing.T, s *Server, who, method, target string) []byte {
 	t.Helper()
 	r := httptest.NewRequest(method, "http://cairn.test"+target, nil)
-	secret := who + "-secret"
-	if who == "root" {
-		secret = "rootsecret"
-	}
-	if err := sigv4.Sign(r, who, secret, "us-east-1", "s3", "", time.Now()); err != nil {
-		t.Fatal(err)
-	}
+	signAs(t, r, who)
 	w := httptest.NewRecorder()
 	s.ServeHTTP(w, r)
 	if w.Code != 200 {
