@@ -60,11 +60,28 @@ func TestFSKeepCache(t *testing.T) {
 
 	v1 := random()
 	fsPut(t, c, "keepcache", "f", v1, nil)
-	if got, err := os.ReadFile(p); err != nil || !bytes.Equal(got, v1) {
-		t.Fatalf("first read: %d bytes, %v", len(got), err)
+	// The kernel may evict the pages (or forget the inode) between the
+	// read and the reopen when the machine is short of memory, as under
+	// the whole suite with -race. A mount that does not keep the cache
+	// has it dropped at every open, so no attempt could ever see it all:
+	// a few attempts tell eviction from a missing FOPEN_KEEP_CACHE.
+	const attempts = 5
+	var seen []int
+	for len(seen) < attempts {
+		if got, err := os.ReadFile(p); err != nil || !bytes.Equal(got, v1) {
+			t.Fatalf("read: %d bytes, %v", len(got), err)
+		}
+		n, got := resident("second open")
+		if !bytes.Equal(got, v1) {
+			t.Fatal("second open of an unchanged file reads another content")
+		}
+		if n == pages {
+			break
+		}
+		seen = append(seen, n)
 	}
-	if n, got := resident("second open"); n != pages || !bytes.Equal(got, v1) {
-		t.Errorf("second open of an unchanged file: %d of %d pages cached (want all), content equal %v", n, pages, bytes.Equal(got, v1))
+	if len(seen) == attempts {
+		t.Errorf("second open of an unchanged file: of %d pages, %v cached in %d attempts (want all in one)", pages, seen, attempts)
 	}
 
 	v2 := random()

@@ -71,7 +71,7 @@ func sdkClient(s *server, accessKey, secretKey string) *s3.Client {
 		Credentials: aws.NewCredentialsCache(aws.CredentialsProviderFunc(func(context.Context) (aws.Credentials, error) {
 			return aws.Credentials{AccessKeyID: accessKey, SecretAccessKey: secretKey, Source: "test"}, nil
 		})),
-		HTTPClient: &http.Client{Timeout: s3CallTimeout},
+		HTTPClient: sdkHTTPClient(),
 	})
 }
 
@@ -82,8 +82,21 @@ func anonSDKClient(s *server) *s3.Client {
 		BaseEndpoint: aws.String(s.url("")),
 		UsePathStyle: true,
 		Credentials:  aws.AnonymousCredentials{},
-		HTTPClient:   &http.Client{Timeout: s3CallTimeout},
+		HTTPClient:   sdkHTTPClient(),
 	})
+}
+
+// sdkHTTPClient is the SDK clients' HTTP client: bounded by s3CallTimeout,
+// and waiting for the server's answer to "Expect: 100-continue" (which the
+// SDK sends on bodies over 2 MiB) as long as a call may take. With
+// net/http's default of one second, a loaded machine can start the body of
+// a request the server has already refused; the server then closes the
+// connection under the body and the client sees a reset instead of the
+// S3 error the test asserts.
+func sdkHTTPClient() *http.Client {
+	tr := http.DefaultTransport.(*http.Transport).Clone()
+	tr.ExpectContinueTimeout = s3CallTimeout
+	return &http.Client{Transport: tr, Timeout: s3CallTimeout}
 }
 
 // minioClient returns a minio-go client for the server (path-style).
