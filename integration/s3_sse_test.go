@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"crypto/md5"
 	"encoding/base64"
+	"encoding/hex"
 	"fmt"
 	"io"
 	"os"
@@ -182,6 +183,19 @@ func TestS3SSE(t *testing.T) {
 				SSECustomerAlgorithm: k1.algo, SSECustomerKey: k1.key, SSECustomerKeyMD5: k1.md5})
 			if err != nil || aws.ToString(up.SSECustomerKeyMD5) != *k1.md5 {
 				t.Fatalf("part %d: %v", i+1, err)
+			}
+			if sum := md5.Sum(p); strings.Trim(aws.ToString(up.ETag), `"`) == hex.EncodeToString(sum[:]) {
+				t.Errorf("part %d: the ETag of an SSE-C part is its plaintext's MD5", i+1)
+			}
+			if i == 0 {
+				// A part sent again with the same bytes (a client's
+				// retry) keeps the ETag the client already holds: the
+				// completion below names the first answer's.
+				again, err := c.UploadPart(ctx, &s3.UploadPartInput{Bucket: b, Key: aws.String("mp"), UploadId: cr.UploadId, PartNumber: aws.Int32(1), Body: bytes.NewReader(p),
+					SSECustomerAlgorithm: k1.algo, SSECustomerKey: k1.key, SSECustomerKeyMD5: k1.md5})
+				if err != nil || aws.ToString(again.ETag) != aws.ToString(up.ETag) {
+					t.Fatalf("part 1 sent again: ETag %v, first %v (%v)", aws.ToString(again.ETag), aws.ToString(up.ETag), err)
+				}
 			}
 			done = append(done, types.CompletedPart{PartNumber: aws.Int32(int32(i + 1)), ETag: up.ETag})
 		}

@@ -97,14 +97,11 @@ func (e *sseWrite) headers(h http.Header) {
 // wantMD5 when set) into the stream the store receives, and gives the
 // ETag the version (or part) is to have, which spares the store an MD5
 // of the ciphertext: the plaintext's MD5 for SSE-S3, as AWS; for SSE-C
-// and SSE-KMS the stream's digest (sse.Encrypter.StreamSum), as opaque
-// as AWS's ETags of those objects.
+// and SSE-KMS an HMAC of it under the object key (sse.OpaqueETag), as
+// opaque as AWS's ETags of those objects, and the same for a part sent
+// again with the same bytes.
 func (s *Server) encryptBody(key []byte, kind sse.Kind, body io.Reader, size int64, wantMD5 []byte) (io.Reader, int64, func() string, func(), error) {
-	var h hash.Hash
-	release := func() {}
-	if kind == sse.KindS3 || wantMD5 != nil {
-		h, release = s.plainMD5(size)
-	}
+	h, release := s.plainMD5(size)
 	e, err := sse.NewEncrypter(body, size, key, h, wantMD5)
 	if err != nil {
 		release()
@@ -115,7 +112,7 @@ func (s *Server) encryptBody(key []byte, kind sse.Kind, body io.Reader, size int
 		_ = e.Close() // its hashing is done before the hash goes back
 		releaseHash()
 	}
-	etag := func() string { return hex.EncodeToString(e.StreamSum()) }
+	etag := func() string { return hex.EncodeToString(sse.OpaqueETag(key, e.Sum())) }
 	if kind == sse.KindS3 {
 		etag = func() string { return hex.EncodeToString(e.Sum()) }
 	}

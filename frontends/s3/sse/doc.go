@@ -43,12 +43,11 @@
 //
 // A plaintext of unknown size (a POST's file) makes the same stream: the
 // Encrypter reads one byte past each full package to know the last one.
-// The Encrypter also gives the stream's digest (StreamSum: the MD5 of the
-// header and the package tags, which authenticate every byte), the S3
-// face's opaque ETag of SSE-C and SSE-KMS objects, and hashes a large
-// plaintext (its MD5, for SSE-S3's ETag or a Content-MD5) on goroutines
-// of its own, package by package in order, while the next packages are
-// read and sealed; Close waits for that hashing.
+// The Encrypter also hashes the plaintext (its MD5: SSE-S3's ETag, the
+// input of OpaqueETag, the ETag of SSE-C and SSE-KMS objects, or a
+// Content-MD5 to check), a large one on goroutines of its own, package
+// by package in order, while the next packages are read and sealed;
+// Close waits for that hashing.
 //
 // Package sse holds no mutable state; Keys are read-only once built.
 package sse

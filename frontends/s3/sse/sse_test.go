@@ -378,35 +378,32 @@ func TestEncrypterReadSizes(t *testing.T) {
 	}
 }
 
-// StreamSum is the MD5 of the stream's header and package tags, read
-// back from the stream itself; two streams of one plaintext differ.
-func TestStreamSum(t *testing.T) {
-	key := randBytes(KeySize)
-	for _, size := range []int{0, 1, PackageSize - 1, PackageSize, PackageSize + 1, 5*PackageSize + 9} {
-		plain := randBytes(size)
-		var sums [2][]byte
-		for i := range sums {
-			e, err := NewEncrypter(bytes.NewReader(plain), int64(size), key, nil, nil)
-			if err != nil {
-				t.Fatal(err)
-			}
-			ct, err := io.ReadAll(e)
-			if err != nil {
-				t.Fatal(err)
-			}
-			want := md5.New()
-			want.Write(ct[:HeaderSize])
-			for off := int64(HeaderSize); off < int64(len(ct)); off += sealedSize {
-				end := min(off+sealedSize, int64(len(ct)))
-				want.Write(ct[end-TagSize : end])
-			}
-			sums[i] = e.StreamSum()
-			if !bytes.Equal(sums[i], want.Sum(nil)) {
-				t.Fatalf("size %d: StreamSum %x, want %x", size, sums[i], want.Sum(nil))
-			}
+// OpaqueETag is a function of the object key and the plaintext's MD5
+// alone: the same for both again (a part sent twice), another for either
+// changed, and never the MD5 itself.
+func TestOpaqueETag(t *testing.T) {
+	k1, k2 := randBytes(KeySize), randBytes(KeySize)
+	m1, m2 := md5.Sum([]byte("one")), md5.Sum([]byte("two"))
+	tests := []struct {
+		name       string
+		ka, kb     []byte
+		ma, mb     []byte
+		wantEquals bool
+	}{
+		{"same key, same plaintext", k1, k1, m1[:], m1[:], true},
+		{"same key, other plaintext", k1, k1, m1[:], m2[:], false},
+		{"other key, same plaintext", k1, k2, m1[:], m1[:], false},
+	}
+	for _, tt := range tests {
+		a, b := OpaqueETag(tt.ka, tt.ma), OpaqueETag(tt.kb, tt.mb)
+		if len(a) != md5.Size || len(b) != md5.Size {
+			t.Fatalf("%s: %d and %d bytes, want %d", tt.name, len(a), len(b), md5.Size)
 		}
-		if bytes.Equal(sums[0], sums[1]) {
-			t.Errorf("size %d: two streams of one plaintext have one StreamSum %x", size, sums[0])
+		if bytes.Equal(a, b) != tt.wantEquals {
+			t.Errorf("%s: %x and %x, want equal %v", tt.name, a, b, tt.wantEquals)
+		}
+		if bytes.Equal(a, tt.ma) {
+			t.Errorf("%s: the ETag is the plaintext's MD5", tt.name)
 		}
 	}
 }

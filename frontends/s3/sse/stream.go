@@ -99,7 +99,6 @@ type Encrypter struct {
 	md5       hash.Hash
 	async     *asyncHash // md5 on goroutines of its own (a large plaintext)
 	wantMD5   []byte
-	tags      hash.Hash // MD5 of the header and every package's tag
 	nonce     [12]byte  // here, not on the stack: passed to the AEAD it would escape, an allocation a package
 	err       error
 }
@@ -184,8 +183,6 @@ func NewEncrypter(src io.Reader, size int64, objectKey []byte, h hash.Hash, want
 		return nil, err
 	}
 	e.aead = aead
-	e.tags = md5.New()
-	e.tags.Write(e.header[:])
 	e.out = e.header[:]
 	e.buf = make([]byte, 0, sealedSize)
 	return e, nil
@@ -254,7 +251,6 @@ func (e *Encrypter) seal(dst []byte) error {
 		dst = e.buf[:0] // in place when b is e.buf; never over a slot being hashed
 	}
 	e.out = e.aead.Seal(dst, nonce(&e.nonce, e.next, final), b, e.header[:])
-	e.tags.Write(e.out[len(e.out)-TagSize:])
 	e.next++
 	e.done = final
 	return nil
@@ -291,13 +287,21 @@ func (e *Encrypter) readPackage(buf []byte) ([]byte, bool, error) {
 	return b, false, nil
 }
 
-// StreamSum is a digest of the stream once it has been read through: the
-// MD5 of its header and of its packages' tags, which authenticate every
-// byte of the stream, so that two streams with the same StreamSum are
-// (but for a forgery of AES-GCM) the same stream. It costs 16 bytes of
-// MD5 per package where an MD5 of the ciphertext would cost 64 KiB: the
-// S3 face's opaque ETag of SSE-C and SSE-KMS objects and parts.
-func (e *Encrypter) StreamSum() []byte { return e.tags.Sum(nil) }
+// OpaqueETag is the ETag of an SSE-C or SSE-KMS object or part whose
+// plaintext has MD5 plainMD5, encrypted under objectKey: an HMAC of the
+// MD5 keyed with the object key (domain-separated from the stream keys
+// streamCipher derives), cut to an MD5's 16 bytes.
+// It tells nothing of the plaintext to whoever lacks the object key (AWS
+// does not give these objects' MD5 either), and it is the same for the
+// same plaintext under the same key: every part of a multipart upload is
+// under the upload's one key, so a part sent again with the same bytes
+// keeps the ETag the client already holds for it.
+func OpaqueETag(objectKey, plainMD5 []byte) []byte {
+	m := hmac.New(sha256.New, objectKey)
+	m.Write([]byte("cairn-sse/v1/etag"))
+	m.Write(plainMD5)
+	return m.Sum(nil)[:md5.Size]
+}
 
 // Sum is the plaintext hash's sum once the stream has been read through
 // (nil without a hash).
