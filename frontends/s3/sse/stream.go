@@ -99,7 +99,7 @@ type Encrypter struct {
 	md5       hash.Hash
 	async     *asyncHash // md5 on goroutines of its own (a large plaintext)
 	wantMD5   []byte
-	nonce     [12]byte  // here, not on the stack: passed to the AEAD it would escape, an allocation a package
+	nonce     [12]byte // here, not on the stack: passed to the AEAD it would escape, an allocation a package
 	err       error
 }
 
