@@ -111,7 +111,7 @@ func (r *ObjectReader) copyData(w io.Writer, d *dataReader, off, n int64, buf []
 		var m int64
 		var err error
 		if h, ok := d.cache.Lookup(k); ok {
-			m, err = r.sendCached(w, d.cache, h, within, take, buf)
+			m, err = r.sendCached(w, d.cache, h, within, take)
 		} else if int64(len(buf)) >= bl {
 			m, err = r.sendDecoded(w, d, k, bl, within, take, buf)
 		} else {
@@ -130,8 +130,8 @@ func (r *ObjectReader) copyData(w io.Writer, d *dataReader, off, n int64, buf []
 // sendCached writes n bytes of a cached block from within to w, and
 // releases it. An io.ReaderFrom gets a range of a cache file (sendfile on
 // a TCP connection); otherwise, or when the file cannot be opened (out of
-// file descriptors, no /proc), the bytes are copied through buf.
-func (r *ObjectReader) sendCached(w io.Writer, c *blockcache.Cache, h blockcache.Handle, within, n int64, buf []byte) (int64, error) {
+// file descriptors, no /proc), it gets the cached bytes themselves.
+func (r *ObjectReader) sendCached(w io.Writer, c *blockcache.Cache, h blockcache.Handle, within, n int64) (int64, error) {
 	defer c.Release(h)
 	if rf, ok := w.(io.ReaderFrom); ok {
 		if f := r.cacheFile(c, h.File); f != nil {
@@ -144,10 +144,15 @@ func (r *ObjectReader) sendCached(w io.Writer, c *blockcache.Cache, h blockcache
 			}
 		}
 	}
-	return copyThrough(w, n, buf, func(p []byte, done int64) error {
-		_, err := c.ReadAt(h, p, int(within+done))
-		return err
-	})
+	// Straight from the cache's mapping (pinned until the deferred
+	// Release): a writer that decrypts (an encrypted object's GET) or
+	// writes to a socket reads the bytes once, where a copy through buf
+	// first would read and write them once more.
+	m, err := w.Write(c.Bytes(h)[within : within+n])
+	if err == nil && int64(m) < n {
+		err = io.ErrShortWrite
+	}
+	return int64(m), err
 }
 
 // cacheFile is this reader's own open file of cache file i, or nil when

@@ -113,3 +113,60 @@ func TestRunSSEHeaders(t *testing.T) {
 		t.Fatalf("%d requests with the wrong encryption headers", bad.Load())
 	}
 }
+
+// A get run writes only the keys that do not already hold an object of
+// its size and encryption (HEAD tells), so runs one after another read
+// what the first one wrote.
+func TestRunGetKeepsKeys(t *testing.T) {
+	const size = 16
+	tests := []struct {
+		name     string
+		length   string // HEAD's Content-Length
+		sse      string // HEAD's x-amz-server-side-encryption
+		asked    string // the run's x-amz-server-side-encryption
+		wantPuts bool
+	}{
+		{"held, plain", "16", "", "", false},
+		{"held, SSE-S3", "16", "AES256", "AES256", false},
+		{"another size", "15", "", "", true},
+		{"plain where SSE-S3 is asked", "16", "", "AES256", true},
+		{"SSE-S3 where plain is asked", "16", "AES256", "", true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var puts atomic.Int64
+			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				switch {
+				case r.URL.Path == "/b" || r.URL.Path == "/b/":
+				case r.Method == http.MethodHead:
+					if r.Header.Get("X-Amz-Server-Side-Encryption") != "" {
+						w.WriteHeader(http.StatusBadRequest) // write-only, as S3
+						return
+					}
+					w.Header().Set("Content-Length", tt.length)
+					if tt.sse != "" {
+						w.Header().Set("X-Amz-Server-Side-Encryption", tt.sse)
+					}
+				case r.Method == http.MethodPut:
+					_, _ = io.Copy(io.Discard, r.Body)
+					puts.Add(1)
+				default:
+					_, _ = w.Write(make([]byte, size))
+				}
+			}))
+			defer srv.Close()
+			h := http.Header{}
+			if tt.asked != "" {
+				h.Set("x-amz-server-side-encryption", tt.asked)
+			}
+			res, err := Run(context.Background(), Options{Endpoint: srv.URL, AccessKey: "ak", SecretKey: "sk", Bucket: "b",
+				Op: "get", Size: size, Clients: 1, Duration: 50 * time.Millisecond, Keys: 3, Headers: h})
+			if err != nil || res.Ops == 0 {
+				t.Fatalf("%+v %v", res, err)
+			}
+			if got := puts.Load(); (got == 3) != tt.wantPuts || (got != 0 && got != 3) {
+				t.Fatalf("%d PUTs of 3 keys, want them written %v", got, tt.wantPuts)
+			}
+		})
+	}
+}

@@ -327,6 +327,13 @@ func (c *Cache) ReadAt(h Handle, p []byte, within int) (int, error) {
 	return copy(p, c.maps[h.File][h.Off+int64(within):]), nil
 }
 
+// Bytes is the pinned block's bytes in the cache's own mapping, valid
+// until Release: a writer given them reads the cached bytes where they
+// are, with no copy into a buffer first. Nothing may write to them.
+func (c *Cache) Bytes(h Handle) []byte {
+	return c.maps[h.File][h.Off : h.Off+int64(h.Len) : h.Off+int64(h.Len)]
+}
+
 // Files is the number of cache files (Handle.File is below it).
 func (c *Cache) Files() int { return len(c.files) }
 

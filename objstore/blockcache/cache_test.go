@@ -43,6 +43,9 @@ func read(t *testing.T, c *Cache, k Key) []byte {
 	if _, err := c.ReadAt(h, p, 0); err != nil {
 		t.Fatal(err)
 	}
+	if b := c.Bytes(h); !bytes.Equal(b, p) || cap(b) != h.Len {
+		t.Fatalf("%v: Bytes gives %d bytes (cap %d) that differ from ReadAt's %d", k, len(b), cap(b), len(p))
+	}
 	return p
 }
 
