@@ -101,6 +101,9 @@ func newIcebergAuth(users *iam.Directory) *icebergAuth {
 		// the client sent no x-amz-content-sha256 (AWS SDK plain signer,
 		// curl --aws-sigv4).
 		MaxUnhashedBody: iceberg.DefaultMaxBody,
+		// Generic SigV4 signers (botocore's, under PyIceberg's
+		// rest.sigv4-enabled) encode the path twice even for "s3".
+		EitherPathEncoding: true,
 	}}
 }
 

@@ -55,7 +55,16 @@ func sha256Hex(b []byte) string {
 // the body.
 func sdkSign(t *testing.T, r *http.Request, body []byte, service, secret string) {
 	t.Helper()
-	s := awsv4.NewSigner(func(o *awsv4.SignerOptions) { o.DisableURIPathEscaping = service == "s3" })
+	signAs(t, r, body, service, secret, service != "s3")
+}
+
+// signAs is sdkSign choosing whether the path is encoded a second time in
+// the canonical request: generic SigV4 signers do it whatever the service
+// (botocore's SigV4Auth, which PyIceberg's rest.sigv4-enabled uses with
+// rest.signing-name s3); S3 signers do not.
+func signAs(t *testing.T, r *http.Request, body []byte, service, secret string, escapePath bool) {
+	t.Helper()
+	s := awsv4.NewSigner(func(o *awsv4.SignerOptions) { o.DisableURIPathEscaping = !escapePath })
 	creds := aws.Credentials{AccessKeyID: "rootkey", SecretAccessKey: secret}
 	if err := s.SignHTTP(context.Background(), creds, r, sha256Hex(body), service, "us-east-1", time.Now()); err != nil {
 		t.Fatal(err)
@@ -114,6 +123,14 @@ func TestIcebergFaceWiring(t *testing.T) {
 			func(r *http.Request) { sdkSign(t, r, nil, "s3", "rootsecret") }, 200},
 		{"namespace with separator", "HEAD", "/iceberg/v1/whouse/namespaces/sales%1Fq1", nil,
 			func(r *http.Request) { sdkSign(t, r, nil, "s3tables", "rootsecret") }, 404},
+		{"generic signer s3, namespace with separator", "HEAD", "/iceberg/v1/whouse/namespaces/sales%1Fq1", nil,
+			func(r *http.Request) { signAs(t, r, nil, "s3", "rootsecret", true) }, 404},
+		{"generic signer s3, table with a space", "GET", "/iceberg/v1/whouse/namespaces/sales/tables/a%20b", nil,
+			func(r *http.Request) { signAs(t, r, nil, "s3", "rootsecret", true) }, 404},
+		{"s3 signer, namespace with separator", "HEAD", "/iceberg/v1/whouse/namespaces/sales%1Fq1", nil,
+			func(r *http.Request) { signAs(t, r, nil, "s3", "rootsecret", false) }, 404},
+		{"generic signer s3, bad secret", "HEAD", "/iceberg/v1/whouse/namespaces/sales%1Fq1", nil,
+			func(r *http.Request) { signAs(t, r, nil, "s3", "wrong", true) }, 401},
 		{"body not matching hash", "POST", "/iceberg/v1/whouse/namespaces", ns,
 			func(r *http.Request) { sdkSign(t, r, []byte("{}"), "s3", "rootsecret") }, 401},
 		{"bad secret", "GET", "/iceberg/v1/whouse/namespaces", nil,

@@ -61,21 +61,26 @@ func encodePath(p string) string {
 }
 
 // canonicalURIs returns the canonical URI candidates for u and service, most
-// likely first (see the package comment).
-func canonicalURIs(u *url.URL, service string) []string {
+// likely first (see the package comment). eitherEncoding adds, for the
+// service "s3", the path encoded twice (Verifier.EitherPathEncoding).
+func canonicalURIs(u *url.URL, service string, eitherEncoding bool) []string {
 	escaped := u.EscapedPath()
 	if escaped == "" {
 		escaped = "/"
 	}
-	if service == "s3" {
-		single := encodePath(u.Path)
-		if escaped != single {
-			return []string{single, escaped}
-		}
-		return []string{single}
-	}
+	single := encodePath(u.Path)
 	double := encodePath(escaped)
-	if single := encodePath(u.Path); single != double {
+	if service == "s3" {
+		uris := []string{single}
+		if escaped != single {
+			uris = append(uris, escaped)
+		}
+		if eitherEncoding && double != single {
+			uris = append(uris, double)
+		}
+		return uris
+	}
+	if single != double {
 		return []string{double, single}
 	}
 	return []string{double}

@@ -28,7 +28,10 @@
 // (each byte outside the RFC 3986 unreserved set becomes %XX, '/' is kept);
 // the path as sent on the wire is also accepted when it differs. For any other
 // service (for example "s3tables" on the Iceberg REST face) the path as sent is
-// encoded a second time, as the SDKs do for non-S3 services. The canonical query
+// encoded a second time, as the SDKs do for non-S3 services; the once-encoded
+// form is also accepted. Verifier.EitherPathEncoding accepts the twice-encoded
+// form for "s3" too, for faces whose clients sign with a generic SigV4 signer
+// under that name (the Iceberg REST catalog). The canonical query
 // is every parameter (X-Amz-Signature excluded for presigned URLs), decoded and
 // re-encoded the same way, sorted by key then value. Canonical headers are the
 // signed header names, lowercase, with values trimmed and inner runs of spaces

@@ -78,7 +78,7 @@ func Sign(r *http.Request, accessKey, secret, region, service string, payloadHas
 	sc := scope{date: now.UTC().Format(scopeDateFormat), region: region, service: service}
 	sg := signer{key: sc.signingKey(secret), amzDate: amzDate, scope: sc}
 	signed := headersToSign(r)
-	uri := canonicalURIs(r.URL, service)[0]
+	uri := canonicalURIs(r.URL, service, false)[0]
 	sig := sg.sign(canonicalRequest(r.Method, uri, query, canonicalHeaders(r, signed), signed, payloadHash))
 	r.Header.Set("Authorization", algorithmHMAC+" Credential="+accessKey+"/"+sc.String()+
 		", SignedHeaders="+strings.Join(signed, ";")+", Signature="+hex.EncodeToString(sig))
@@ -113,7 +113,7 @@ func Presign(r *http.Request, accessKey, secret, region, service string, expires
 		return "", err
 	}
 	sg := signer{key: sc.signingKey(secret), amzDate: amzDate, scope: sc}
-	uri := canonicalURIs(r.URL, service)[0]
+	uri := canonicalURIs(r.URL, service, false)[0]
 	sig := sg.sign(canonicalRequest(r.Method, uri, query, canonicalHeaders(r, signed), signed, PayloadUnsigned))
 	u := *r.URL
 	u.RawQuery = query + "&X-Amz-Signature=" + hex.EncodeToString(sig)

@@ -43,6 +43,13 @@ type Verifier struct {
 	// for non-S3 services omit it). Zero means DefaultMaxUnhashedBody;
 	// negative refuses such requests unless their body is empty.
 	MaxUnhashedBody int64
+	// EitherPathEncoding also accepts, for the service "s3", a canonical
+	// URI that is the path as sent encoded a second time, as generic SigV4
+	// signers compute it whatever the signing name: botocore's SigV4Auth,
+	// which PyIceberg signs its REST catalog requests with, sends a
+	// namespace "a\x1fb" as a%1Fb and signs a%251Fb. A face that is not
+	// S3 but takes the signing name "s3" sets it (the Iceberg catalog).
+	EitherPathEncoding bool
 
 	keys keyCache // derived signing keys, by secret and scope
 }
@@ -226,7 +233,7 @@ func (v *Verifier) verifyHeader(r *http.Request, authz string) (Auth, *Body, err
 		return Auth{}, nil, err
 	}
 	sg := signer{key: v.keys.get(cred.scope, secret), amzDate: amzDate, scope: cred.scope}
-	if err := matchSignature(r, sg, cred, query, payload); err != nil {
+	if err := v.matchSignature(r, sg, cred, query, payload); err != nil {
 		return Auth{}, nil, err
 	}
 	body, err := newBody(r, raw, payload, &sg, cred.signature)
@@ -269,9 +276,9 @@ func (v *Verifier) hashBody(r *http.Request) (string, io.Reader, error) {
 
 // matchSignature compares cred.signature, in constant time, with the
 // signature of each canonical URI candidate of r.
-func matchSignature(r *http.Request, sg signer, cred credential, query, payload string) error {
+func (v *Verifier) matchSignature(r *http.Request, sg signer, cred credential, query, payload string) error {
 	headers := canonicalHeaders(r, cred.signed)
-	for _, uri := range canonicalURIs(r.URL, cred.scope.service) {
+	for _, uri := range canonicalURIs(r.URL, cred.scope.service, v.EitherPathEncoding) {
 		want := sg.sign(canonicalRequest(r.Method, uri, query, headers, cred.signed, payload))
 		if hmac.Equal(want, cred.signature) {
 			return nil
@@ -314,7 +321,7 @@ func (v *Verifier) verifyPresigned(r *http.Request) (Auth, *Body, error) {
 		return Auth{}, nil, err
 	}
 	sg := signer{key: v.keys.get(p.scope, secret), amzDate: p.amzDate, scope: p.scope}
-	if err := matchSignature(r, sg, p.credential, query, p.payload); err != nil {
+	if err := v.matchSignature(r, sg, p.credential, query, p.payload); err != nil {
 		return Auth{}, nil, err
 	}
 	body, err := newBody(r, nil, p.payload, nil, nil)

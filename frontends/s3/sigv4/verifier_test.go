@@ -137,7 +137,7 @@ func signWithoutContentSHA(r *http.Request, service string, now time.Time) error
 	if err != nil {
 		return err
 	}
-	sig := sg.sign(canonicalRequest(r.Method, canonicalURIs(r.URL, service)[0], q, canonicalHeaders(r, signed), signed, sha256Of(body)))
+	sig := sg.sign(canonicalRequest(r.Method, canonicalURIs(r.URL, service, false)[0], q, canonicalHeaders(r, signed), signed, sha256Of(body)))
 	r.Header.Set("Authorization", "AWS4-HMAC-SHA256 Credential="+testAccessKey+"/"+sc.String()+
 		", SignedHeaders="+strings.Join(signed, ";")+", Signature="+hex.EncodeToString(sig))
 	return nil
@@ -286,4 +286,59 @@ func TestHexPayloadMismatch(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestEitherPathEncoding: for the service s3, a signature over the path
+// encoded twice (what generic SigV4 signers such as botocore's SigV4Auth
+// compute whatever the signing name) verifies only when the Verifier sets
+// EitherPathEncoding; the once-encoded form verifies either way.
+func TestEitherPathEncoding(t *testing.T) {
+	now := time.Now().UTC().Truncate(time.Second)
+	cases := []struct {
+		name   string
+		path   string
+		twice  bool // sign over the path as sent, encoded a second time
+		either bool // Verifier.EitherPathEncoding
+		err    error
+	}{
+		{name: "separator, twice, either", path: "/iceberg/v1/w/namespaces/a%1Fb", twice: true, either: true},
+		{name: "separator, twice, strict", path: "/iceberg/v1/w/namespaces/a%1Fb", twice: true, err: ErrSignatureMismatch},
+		{name: "separator, once, either", path: "/iceberg/v1/w/namespaces/a%1Fb", either: true},
+		{name: "separator, once, strict", path: "/iceberg/v1/w/namespaces/a%1Fb"},
+		{name: "space, twice, either", path: "/iceberg/v1/w/namespaces/n/tables/a%20b", twice: true, either: true},
+		{name: "space, twice, strict", path: "/iceberg/v1/w/namespaces/n/tables/a%20b", twice: true, err: ErrSignatureMismatch},
+		{name: "plain path, twice, strict", path: "/iceberg/v1/config", twice: true},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			v := newTestVerifier(now, "s3")
+			v.EitherPathEncoding = tc.either
+			base, ch := startServer(t, v)
+			r := mustRequest(t, "GET", base+tc.path, nil)
+			uriService := "s3"
+			if tc.twice {
+				uriService = "s3tables" // whose canonical URI is the path encoded twice
+			}
+			signWithURIOf(t, r, uriService, now)
+			wantErr(t, do(t, r, ch).verifyErr, tc.err)
+		})
+	}
+}
+
+// signWithURIOf signs r for the service s3 with the canonical URI the
+// service uriService would use.
+func signWithURIOf(t *testing.T, r *http.Request, uriService string, now time.Time) {
+	t.Helper()
+	sc := scope{date: now.Format(scopeDateFormat), region: "us-east-1", service: "s3"}
+	sg := signer{key: sc.signingKey(testSecretKey), amzDate: formatAmzDate(now), scope: sc}
+	r.Header.Set("X-Amz-Date", formatAmzDate(now))
+	r.Header.Set("X-Amz-Content-Sha256", emptySHA256)
+	signed := headersToSign(r)
+	q, err := canonicalQuery(r.URL.RawQuery, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	sig := sg.sign(canonicalRequest(r.Method, canonicalURIs(r.URL, uriService, false)[0], q, canonicalHeaders(r, signed), signed, emptySHA256))
+	r.Header.Set("Authorization", "AWS4-HMAC-SHA256 Credential="+testAccessKey+"/"+sc.String()+
+		", SignedHeaders="+strings.Join(signed, ";")+", Signature="+hex.EncodeToString(sig))
 }
