@@ -432,3 +432,49 @@ func lifecycleServer(t *testing.T, bucket string) *s3.Client {
 	}
 	return c
 }
+
+// TestS3LifecycleEncryptedSize: a rule's size filter compares the size S3
+// shows, an encrypted object's plaintext size, not its longer stored
+// stream: 1000 bytes encrypted pass ObjectSizeLessThan 1001 (x-amz-
+// expiration says so, and the worker expires them), 1001 plain bytes
+// do not.
+func TestS3LifecycleEncryptedSize(t *testing.T) {
+	s := startSSEServer(t, t.TempDir(), sseMasterA, "--lifecycle-day", "1s", "--lifecycle-interval", "200ms")
+	c := sdkClient(s, s3User, s3Secret)
+	ctx := callCtx(t)
+	b := aws.String("lifecycle-sse")
+	if _, err := c.CreateBucket(ctx, &s3.CreateBucketInput{Bucket: b}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.PutBucketLifecycleConfiguration(ctx, &s3.PutBucketLifecycleConfigurationInput{Bucket: b,
+		LifecycleConfiguration: &types.BucketLifecycleConfiguration{Rules: []types.LifecycleRule{
+			{ID: aws.String("small"), Status: types.ExpirationStatusEnabled, Filter: &types.LifecycleRuleFilter{ObjectSizeLessThan: aws.Int64(1001)},
+				Expiration: &types.LifecycleExpiration{Days: aws.Int32(1)}},
+		}}}); err != nil {
+		t.Fatal(err)
+	}
+	enc, err := c.PutObject(ctx, &s3.PutObjectInput{Bucket: b, Key: aws.String("enc"), Body: bytes.NewReader(make([]byte, 1000)),
+		ServerSideEncryption: types.ServerSideEncryptionAes256})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(aws.ToString(enc.Expiration), `rule-id="small"`) {
+		t.Errorf("PUT of 1000 encrypted bytes: x-amz-expiration %q, want rule small", aws.ToString(enc.Expiration))
+	}
+	if _, err := c.PutObject(ctx, &s3.PutObjectInput{Bucket: b, Key: aws.String("big"), Body: bytes.NewReader(make([]byte, 1001))}); err != nil {
+		t.Fatal(err)
+	}
+	for deadline := time.Now().Add(15 * time.Second); ; time.Sleep(100 * time.Millisecond) {
+		_, err := c.HeadObject(ctx, &s3.HeadObjectInput{Bucket: b, Key: aws.String("enc")})
+		var nf *types.NotFound
+		if errors.As(err, &nf) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("after 15 s of 1 s lifecycle days the 1000 encrypted bytes are still there: %v", err)
+		}
+	}
+	if _, err := c.HeadObject(ctx, &s3.HeadObjectInput{Bucket: b, Key: aws.String("big")}); err != nil {
+		t.Errorf("big, 1001 bytes, outside the filter: %v", err)
+	}
+}

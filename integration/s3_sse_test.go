@@ -27,8 +27,9 @@ const (
 	sseRing    = "# test ring\nalpha 1111111111111111111111111111111111111111111111111111111111111111\nbeta 2222222222222222222222222222222222222222222222222222222222222222\n"
 )
 
-// startSSEServer serves data with master key (hex) and the test key ring.
-func startSSEServer(t *testing.T, data, master string) *server {
+// startSSEServer serves data with master key (hex), the test key ring
+// and the extra flags.
+func startSSEServer(t *testing.T, data, master string, extra ...string) *server {
 	t.Helper()
 	t.Setenv("CAIRN_ROOT_USER", s3User)
 	t.Setenv("CAIRN_ROOT_PASSWORD", s3Secret)
@@ -40,7 +41,7 @@ func startSSEServer(t *testing.T, data, master string) *server {
 	if err := os.WriteFile(ring, []byte(sseRing), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	s := startServer(t, data, "--sse-master-key-file", mk, "--sse-kms-keyring", ring)
+	s := startServer(t, data, append([]string{"--sse-master-key-file", mk, "--sse-kms-keyring", ring}, extra...)...)
 	s.waitReady(readyTimeout)
 	return s
 }

@@ -21,7 +21,8 @@ import (
 //     modification time of the version that replaced it,
 //     AbortIncompleteMultipartUpload from the upload's initiation.
 //   - A rule applies to a version by its key's prefix, its tags and its
-//     size (ruleApplies); incomplete uploads by prefix alone.
+//     size as the faces show it (ruleApplies, Options.ShownSize);
+//     incomplete uploads by prefix alone.
 //   - Every action is decided again inside the transaction that carries
 //     it out (applyRule), so a key written or deleted since the scan is
 //     judged as it is then.
@@ -37,6 +38,22 @@ func (s *Store) lifecycleDue(t time.Time, days int) time.Time {
 		return r.Add(d)
 	}
 	return due
+}
+
+// shownSize is info's size as the faces show it (Options.ShownSize).
+func (s *Store) shownSize(info ObjectInfo) int64 {
+	if s.opt.ShownSize == nil {
+		return info.Size
+	}
+	return s.opt.ShownSize(info)
+}
+
+// versionSize is the shown size of version v of key.
+func (s *Store) versionSize(key string, v *meta.Version) int64 {
+	if s.opt.ShownSize == nil {
+		return v.Size
+	}
+	return s.opt.ShownSize(toInfo("", key, v, false))
 }
 
 // ruleApplies reports whether r's filter takes in a version of key with
@@ -76,7 +93,7 @@ func (s *Store) Expiration(rules []LifecycleRule, info ObjectInfo) (at time.Time
 	}
 	for i := range rules {
 		r := &rules[i]
-		if !r.Enabled || !ruleApplies(r, info.Key, info.Size, info.Attrs) {
+		if !r.Enabled || !ruleApplies(r, info.Key, s.shownSize(info), info.Attrs) {
 			continue
 		}
 		var due time.Time
@@ -309,7 +326,7 @@ func (s *Store) planKey(r *LifecycleRule, key string, vs []meta.Version, now tim
 	if r.NoncurrentDays > 0 {
 		for i := 1; i < len(vs); i++ {
 			v := &vs[i]
-			if i <= r.NewerNoncurrent || !ruleApplies(r, key, v.Size, v.Attrs) ||
+			if i <= r.NewerNoncurrent || !ruleApplies(r, key, s.versionSize(key, v), v.Attrs) ||
 				now.Before(s.lifecycleDue(vs[i-1].ModTime, r.NoncurrentDays)) ||
 				checkRemovable(v, key, wall, false) != nil {
 				continue
@@ -328,7 +345,7 @@ func (s *Store) planKey(r *LifecycleRule, key string, vs []meta.Version, now tim
 // currentExpired reports whether r's Expiration action expires the
 // current version v of key at now.
 func (s *Store) currentExpired(r *LifecycleRule, key string, v *meta.Version, now time.Time) bool {
-	if v.DeleteMarker || !ruleApplies(r, key, v.Size, v.Attrs) {
+	if v.DeleteMarker || !ruleApplies(r, key, s.versionSize(key, v), v.Attrs) {
 		return false
 	}
 	if r.ExpirationDays > 0 && !now.Before(s.lifecycleDue(v.ModTime, r.ExpirationDays)) {

@@ -58,6 +58,11 @@ type Options struct {
 	// LifecycleInterval is how often expired incomplete multipart uploads
 	// are aborted; zero means 1h.
 	LifecycleInterval time.Duration
+	// ShownSize is the size the faces show for a version where it is not
+	// the stored one (an encrypted object's plaintext is shorter than
+	// its stream); lifecycle rules' size filters compare it, as S3 users
+	// write them. Nil: the stored size.
+	ShownSize func(ObjectInfo) int64
 	// LifecycleDay is the length of a day for lifecycle rules (their
 	// DaysAfterInitiation and Days); zero means 24h. Shorter days let
 	// tests and rehearsals see rules act.

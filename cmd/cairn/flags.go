@@ -15,6 +15,7 @@ import (
 	"github.com/rs/zerolog"
 	"golang.org/x/sys/unix"
 
+	"github.com/cairnstore/cairn/frontends/s3"
 	"github.com/cairnstore/cairn/objstore"
 )
 
@@ -144,6 +145,9 @@ func (s storeFlags) options(log zerolog.Logger) objstore.Options {
 		DriveCount: s.Drives,
 		Parity:     s.Parity,
 		Logger:     log,
+		// Lifecycle size filters see an encrypted object's plaintext
+		// size, the one S3 shows.
+		ShownSize: s3.PlainSize,
 	}
 }
 

@@ -165,6 +165,11 @@ func sseRecord(a objstore.Attrs) (sse.Record, bool, error) {
 	return rec, true, err
 }
 
+// PlainSize is the size the S3 face shows for a version: an encrypted
+// one's plaintext size, the stored size of any other. The store's
+// lifecycle filters compare it (objstore.Options.ShownSize).
+func PlainSize(info objstore.ObjectInfo) int64 { return plainSize(info) }
+
 // plainSize is the size the face shows for a version: its plaintext's.
 // Every listing, HEAD, GET and attribute answer goes through it.
 func plainSize(info objstore.ObjectInfo) int64 {
