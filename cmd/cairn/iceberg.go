@@ -101,6 +101,8 @@ func newIcebergAuth(users *iam.Directory) *icebergAuth {
 		// the client sent no x-amz-content-sha256 (AWS SDK plain signer,
 		// curl --aws-sigv4).
 		MaxUnhashedBody: iceberg.DefaultMaxBody,
+		// Iceberg's Java REST signer sends the body's digest in base64.
+		Base64ContentSHA256: true,
 	}}
 }
 
