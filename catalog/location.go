@@ -35,10 +35,21 @@ func objectKeyOf(wh, loc string) (string, error) {
 	return "", fmt.Errorf("%w: location %q is not inside warehouse bucket s3://%s/", ErrBadRequest, loc, wh)
 }
 
+// NamespaceLocationProperty is the namespace property naming where its
+// tables live (Spark's and Trino's LOCATION of a schema).
+const NamespaceLocationProperty = "location"
+
+// namespaceLocation is a namespace's default location: the prefix its
+// tables' and views' default locations share, s3://<wh>/<ns levels
+// joined by />.
+func namespaceLocation(wh string, ns []string) string {
+	return "s3://" + wh + "/" + strings.Join(ns, "/")
+}
+
 // defaultLocation is where a table or view lives when the request names
 // no location: s3://<wh>/<ns levels joined by />/<name>.
 func defaultLocation(wh string, id Ident) string {
-	return "s3://" + wh + "/" + strings.Join(id.Namespace, "/") + "/" + id.Name
+	return namespaceLocation(wh, id.Namespace) + "/" + id.Name
 }
 
 // metadataFileLocation names metadata file number version of a table or

@@ -98,10 +98,23 @@ func (s *Service) requireNamespace(ctx context.Context, wh string, ns []string) 
 	return err
 }
 
-// LoadNamespace implements Catalog.
+// LoadNamespace implements Catalog. A namespace that sets no "location"
+// reports its default one (namespaceLocation), under which the tables and
+// views created in it without a location lie. Engines that place tables
+// themselves read it: Trino stages a create at <location>/<name>-<uuid>;
+// given no location it creates the table unstaged and then refuses the
+// location as non-empty (the create wrote the first metadata file there),
+// so CREATE TABLE failed although the table was made.
 func (s *Service) LoadNamespace(ctx context.Context, wh string, ns []string) (map[string]string, error) {
 	rec, _, err := s.loadNamespace(ctx, wh, ns)
-	return rec.Properties, err
+	if err != nil {
+		return nil, err
+	}
+	props := maps.Clone(rec.Properties)
+	if _, ok := props[NamespaceLocationProperty]; !ok {
+		props[NamespaceLocationProperty] = namespaceLocation(wh, ns)
+	}
+	return props, nil
 }
 
 // NamespaceExists implements Catalog.

@@ -104,6 +104,8 @@ func newIcebergAuth(users *iam.Directory) *icebergAuth {
 		// Generic SigV4 signers (botocore's, under PyIceberg's
 		// rest.sigv4-enabled) encode the path twice even for "s3".
 		EitherPathEncoding: true,
+		// Iceberg's Java REST signer sends the body's digest in base64.
+		Base64ContentSHA256: true,
 	}}
 }
 

@@ -3,6 +3,7 @@ package sigv4
 import (
 	"bytes"
 	"crypto/sha256"
+	"encoding/base64"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -148,6 +149,19 @@ func isHexSHA256(s string) bool {
 		}
 	}
 	return true
+}
+
+// base64SHA256 returns the hex form of s when s is a SHA-256 digest in
+// standard base64 (padded, 44 characters).
+func base64SHA256(s string) (string, bool) {
+	if len(s) != base64.StdEncoding.EncodedLen(sha256.Size) {
+		return "", false
+	}
+	sum, err := base64.StdEncoding.DecodeString(s)
+	if err != nil || len(sum) != sha256.Size {
+		return "", false
+	}
+	return hex.EncodeToString(sum), true
 }
 
 // checkPayloadForm rejects x-amz-content-sha256 values this package cannot
