@@ -161,8 +161,8 @@ func TestRunGetKeepsKeys(t *testing.T) {
 			}
 			res, err := Run(context.Background(), Options{Endpoint: srv.URL, AccessKey: "ak", SecretKey: "sk", Bucket: "b",
 				Op: "get", Size: size, Clients: 1, Duration: 50 * time.Millisecond, Keys: 3, Headers: h})
-			if err != nil || res.Ops == 0 {
-				t.Fatalf("%+v %v", res, err)
+			if err != nil || res.Errors != 0 {
+				t.Fatalf("%+v %v", res, err) // the reads are not what this test counts: a slow machine may fit none in
 			}
 			if got := puts.Load(); (got == 3) != tt.wantPuts || (got != 0 && got != 3) {
 				t.Fatalf("%d PUTs of 3 keys, want them written %v", got, tt.wantPuts)
