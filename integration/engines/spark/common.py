@@ -42,6 +42,9 @@ def session(conf, workdir, app):
     from pyspark.sql import SparkSession
 
     os.environ["PYSPARK_PYTHON"] = sys.executable
+    # Loopback only: left alone, Spark binds its driver to the address the
+    # host name resolves to, or to the first interface's.
+    os.environ["SPARK_LOCAL_IP"] = "127.0.0.1"
     # Spark's and Hadoop's relative paths (the staging committers'
     # tmp/staging in local mode) land in workdir.
     os.chdir(workdir)
@@ -53,6 +56,8 @@ def session(conf, workdir, app):
         .appName(app)
         .config("spark.jars", ",".join(jars))
         .config("spark.ui.enabled", "false")
+        .config("spark.driver.host", "127.0.0.1")
+        .config("spark.driver.bindAddress", "127.0.0.1")
         .config("spark.sql.shuffle.partitions", "2")
         .config("spark.local.dir", os.path.join(workdir, "spark-local"))
         .config("spark.driver.extraJavaOptions", "-Djava.io.tmpdir=" + workdir)
