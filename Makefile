@@ -18,7 +18,7 @@ GOLANGCI  := $(GO) run github.com/golangci/golangci-lint/v2/cmd/golangci-lint@v2
 # (integration/fs_*_test.go) rsync.
 TEST_TOOLS := aws:awscli py.boto3:python3-boto3 rclone:rclone s3cmd:s3cmd rsync:rsync
 
-.PHONY: all build run deps test bench lint clean
+.PHONY: all build run deps engines test-engines test bench lint clean
 
 all: build
 
@@ -56,16 +56,46 @@ deps:
 		DEBIAN_FRONTEND=noninteractive $$sudo apt-get install -y -qq $$missing; \
 	fi
 
+# The engine tests (integration/engine_*_test.go) run Spark, PyIceberg and
+# Trino against the binary. engines installs them from the registries by
+# package name into ENGINES, a cache outside the repository
+# (integration/engines/install.sh: a no-op once installed), then any
+# engine's own install script (integration/engines/*/install.sh), and
+# prints the cache directory. The tests find it through CAIRN_ENGINES.
+ENGINES ?= $(or $(CAIRN_ENGINES),$(or $(XDG_CACHE_HOME),$(HOME)/.cache)/cairn/engines)
+
+INSTALL_ENGINES = CAIRN_ENGINES='$(ENGINES)' bash integration/engines/install.sh >&2 || exit 1; \
+	for s in integration/engines/*/install.sh; do \
+		[ -f "$$s" ] || continue; \
+		CAIRN_ENGINES='$(ENGINES)' bash "$$s" >&2 || exit 1; \
+	done
+
+engines:
+	@$(INSTALL_ENGINES); echo '$(ENGINES)'
+
+# test-engines installs the engines and runs only their tests.
+test-engines: engines
+	CAIRN_ENGINES='$(ENGINES)' $(GO) test -race -count=1 -timeout 30m -run 'TestEngine' ./integration/
+
 # Every package runs under the race detector. The integration tests (which
 # build and drive the binary) get a longer timeout; under -race they build
 # cairn and their crash workers with -race as well, and a race report of
-# any child fails them (integration/race_test.go). The last lines of output
-# are go test's own.
+# any child fails them (integration/race_test.go). Where Java and Python
+# are present the engines are installed and their tests run among the
+# integration tests (they skip without CAIRN_ENGINES), hence the longer
+# timeout. The last lines of output are go test's own.
 test: deps
 	$(GO) build ./...
 	$(GO) vet ./...
 	$(GO) test -race -count=1 -timeout 15m $$($(GO) list ./... | grep -v '/integration$$')
-	$(GO) test -race -count=1 -timeout 25m ./integration/
+	@if command -v java >/dev/null 2>&1 && command -v python3 >/dev/null 2>&1; then \
+		$(INSTALL_ENGINES); \
+		export CAIRN_ENGINES='$(ENGINES)'; \
+	else \
+		echo "test: no java or python3 on PATH: the engine tests skip"; \
+	fi; \
+	echo "$(GO) test -race -count=1 -timeout 35m ./integration/ (CAIRN_ENGINES=$${CAIRN_ENGINES:-unset})"; \
+	$(GO) test -race -count=1 -timeout 35m ./integration/
 
 bench:
 	$(GO) test -run '^$$' -bench . -benchtime $(BENCHTIME) ./objstore/...

@@ -14,6 +14,8 @@ const adminUsage = `Usage:
   cairn admin table-bucket create NAME [--endpoint URL]
   cairn admin table-bucket list [--endpoint URL]
   cairn admin table-bucket delete NAME [--endpoint URL]
+  cairn admin spark-conf [--committer magic|directory|partitioned|file] [--conflict-mode fail|append|replace]
+                         [--endpoint URL] [--region R] [--access-key K --secret-key S]
 
 fsck checks every shard against the index and changes nothing; exit 0 when
 clean, 1 when problems were found, 2 on error. heal rebuilds missing and
@@ -23,6 +25,11 @@ afterwards, 1 when something could not be healed, 2 on error.
 user and table-bucket talk to a running server as the root user
 (CAIRN_ROOT_USER / CAIRN_ROOT_PASSWORD). A table bucket is an Iceberg
 warehouse: point clients at uri http://HOST:PORT/iceberg with warehouse NAME.
+
+spark-conf prints the Spark configuration (spark-defaults.conf lines) that
+writes to this server through s3a with the committer asked for; the
+credentials are --access-key/--secret-key, else CAIRN_ROOT_USER /
+CAIRN_ROOT_PASSWORD, else placeholders. It calls no server.
 `
 
 func parseAdmin(args []string) (invocation, error) {
@@ -40,6 +47,8 @@ func parseAdmin(args []string) (invocation, error) {
 		return parseTableBucket(rest)
 	case "catalog":
 		return parseCatalog(rest)
+	case "spark-conf":
+		return parseSparkConf(rest)
 	case "help", "-h", "-help", "--help":
 		return invocation{name: "help", opts: helpOptions{text: adminUsage}, logLevel: zerolog.InfoLevel}, nil
 	default:

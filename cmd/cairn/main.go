@@ -75,6 +75,8 @@ func dispatch(ctx context.Context, inv invocation, d deps) error {
 		return runTableBucket(ctx, o, d)
 	case catalogOptions:
 		return runCatalog(ctx, o, d)
+	case sparkConfOptions:
+		return runSparkConf(o, d)
 	case benchOptions:
 		return runBench(ctx, o, d)
 	case versionOptions:
