@@ -285,6 +285,9 @@ func (f *fakeCatalog) LoadTable(ctx context.Context, wh string, id catalog.Ident
 	if err := f.enter("LoadTable", wh); err != nil {
 		return catalog.TableResult{}, err
 	}
+	if err := f.needNS(wh, id.Namespace); err != nil { // as catalog.Service answers
+		return catalog.TableResult{}, err
+	}
 	meta, ok := f.tables[idKey(wh, id)]
 	if !ok {
 		return catalog.TableResult{}, fmt.Errorf("%w: %s", catalog.ErrNoSuchTable, id)

@@ -37,6 +37,9 @@ func (f *fakeCatalog) LoadView(ctx context.Context, wh string, id catalog.Ident)
 	if err := f.enter("LoadView", wh); err != nil {
 		return catalog.ViewResult{}, err
 	}
+	if err := f.needNS(wh, id.Namespace); err != nil { // as catalog.Service answers
+		return catalog.ViewResult{}, err
+	}
 	meta, ok := f.views[idKey(wh, id)]
 	if !ok {
 		return catalog.ViewResult{}, fmt.Errorf("%w: %s", catalog.ErrNoSuchView, id)

@@ -231,3 +231,33 @@ func counter(t *testing.T, reg *prometheus.Registry, name, route, status string)
 	}
 	return 0
 }
+
+// TestLoadInMissingNamespace: loading a table or view whose namespace does
+// not exist answers NoSuchTable/NoSuchView, not NoSuchNamespace. Spark's
+// Iceberg catalog loads cairn.db.orders.snapshots as table snapshots in
+// namespace db.orders first, and falls back to the metadata table of
+// db.orders only on a NoSuchTableException.
+func TestLoadInMissingNamespace(t *testing.T) {
+	e := newEnv(t)
+	e.seed()
+	for _, tc := range []struct {
+		target, typ string
+	}{
+		{"/iceberg/v1/wh/namespaces/a%1Ft1/tables/snapshots", "NoSuchTableException"},
+		{"/iceberg/v1/wh/namespaces/zz/tables/t1", "NoSuchTableException"},
+		{"/iceberg/v1/wh/namespaces/a%1Fv1/views/history", "NoSuchViewException"},
+		{"/iceberg/v1/wh/namespaces/zz/views/v1", "NoSuchViewException"},
+		// The namespace's own calls still say which namespace is missing.
+		{"/iceberg/v1/wh/namespaces/zz", "NoSuchNamespaceException"},
+		{"/iceberg/v1/wh/namespaces/zz/tables", "NoSuchNamespaceException"},
+	} {
+		w := e.do("reader", "GET", tc.target, "")
+		if w.Code != 404 {
+			t.Errorf("GET %s: status %d (%s), want 404", tc.target, w.Code, w.Body)
+			continue
+		}
+		if em := errorOf(t, w); em.Type != tc.typ || em.Message == "" {
+			t.Errorf("GET %s: error %+v, want type %s and a message", tc.target, em, tc.typ)
+		}
+	}
+}

@@ -2,9 +2,11 @@ package iceberg
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/http"
 	"strconv"
+	"strings"
 
 	"github.com/cairnstore/cairn/catalog"
 )
@@ -53,12 +55,26 @@ func (s *Server) loadTable(req *request) (reply, error) {
 	}
 	res, err := s.opt.Catalog.LoadTable(req.Context(), req.warehouse, id, snapshots)
 	if err != nil {
-		return reply{}, err
+		return reply{}, missingParent(err, catalog.ErrNoSuchTable, id)
 	}
 	if res.ETag != "" && req.Header.Get("If-None-Match") == quoted(res.ETag) {
 		return reply{status: http.StatusNotModified, header: etag(res.ETag)}, nil
 	}
 	return reply{status: http.StatusOK, body: res, header: etag(res.ETag)}, nil
+}
+
+// missingParent answers a load of id whose namespace does not exist as
+// the load of a missing table or view (notFound), as Iceberg's own
+// catalogs do and as the REST spec lists for loadTable and loadView.
+// Iceberg's Java clients rely on it: a name such as db.orders.snapshots
+// is first loaded as table snapshots in namespace db.orders, and only a
+// NoSuchTableException makes them load it as the metadata table of
+// db.orders (a NoSuchNamespaceException ends the query).
+func missingParent(err, notFound error, id catalog.Ident) error {
+	if errors.Is(err, catalog.ErrNoSuchNamespace) {
+		return fmt.Errorf("%w: %s (no namespace %s)", notFound, id, strings.Join(id.Namespace, "."))
+	}
+	return err
 }
 
 func (s *Server) tableExists(req *request) (reply, error) {

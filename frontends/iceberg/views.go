@@ -30,7 +30,7 @@ func (s *Server) loadView(req *request) (reply, error) {
 	}
 	res, err := s.opt.Catalog.LoadView(req.Context(), req.warehouse, id)
 	if err != nil {
-		return reply{}, err
+		return reply{}, missingParent(err, catalog.ErrNoSuchView, id)
 	}
 	return reply{status: http.StatusOK, body: res, header: etag(res.ETag)}, nil
 }
