@@ -108,9 +108,14 @@ def session(args, app, extra=None):
     jars = sorted(glob.glob(os.path.join(args.jars, "iceberg-spark-runtime-*.jar")) + glob.glob(os.path.join(args.jars, "iceberg-aws-bundle-*.jar")))
     if len(jars) != 2:
         sys.exit(f"{args.jars} does not hold iceberg-spark-runtime and iceberg-aws-bundle (found {jars}): run `make engines`")
+    # Loopback only: left alone, Spark binds its driver to the address the
+    # host name resolves to, or to the first interface's.
+    os.environ["SPARK_LOCAL_IP"] = "127.0.0.1"
     b = (
         SparkSession.builder.master("local[2]")
         .appName(app)
+        .config("spark.driver.host", "127.0.0.1")
+        .config("spark.driver.bindAddress", "127.0.0.1")
         .config("spark.jars", ",".join(jars))
         .config("spark.sql.extensions", "org.apache.iceberg.spark.extensions.IcebergSparkSessionExtensions")
         .config("spark.sql.session.timeZone", "UTC")
