@@ -7,8 +7,6 @@ import (
 	"slices"
 	"testing"
 	"time"
-
-	"github.com/cairnstore/cairn/catalog"
 )
 
 // TestEnginePyIceberg runs PyIceberg (with pyarrow, from the engines
@@ -34,17 +32,10 @@ import (
 // this test checks their reports against each other across the cutover.
 func TestEnginePyIceberg(t *testing.T) {
 	eng := requireEngines(t)
-	requireFUSE(t) // the cutover is driven through the mount's control file
 	started := time.Now()
-	t.Setenv("CAIRN_TABLE_CATALOG_BACKING", "")
-	data, mnt := t.TempDir(), t.TempDir()
+	lake := startEngineLake(t, pyWarehouse)
+	srv, mnt := lake.srv, lake.mnt
 	state := filepath.Join(t.TempDir(), "state.json")
-	serveFlags := []string{"--drives", "4", "--parity", "2"}
-
-	srv := startMountAt(t, data, mnt, serveFlags...)
-	if r := runCairn(t, rbCLITimeout, "admin", "table-bucket", "create", pyWarehouse, "--endpoint", srv.url("")); r.code != 0 {
-		t.Fatalf("cairn admin table-bucket create %s: exit %d\n%s%s", pyWarehouse, r.code, r.stdout, r.stderr)
-	}
 
 	var before pyObjectReport
 	pyRunPhase(t, eng, srv, "object_phase.py", state, &before)
@@ -58,30 +49,8 @@ func TestEnginePyIceberg(t *testing.T) {
 	}
 
 	// The cutover, as an operator runs it on the mount.
-	migration := rbControlPath(mnt, pyWarehouse, "migration")
-	fsSh(t, "echo materialize > "+migration)
-	var out rbMigrationOutcome
-	raw := rbReadJSON(t, rbControlPath(mnt, pyWarehouse, "last-result"), &out)
-	if out.State != "succeeded" || out.Word != "materialize" || out.Result == nil || out.Result.Materialize == nil {
-		t.Fatalf("last-result after echo materialize: %s; want state succeeded with the materialize result", raw)
-	}
-	m := out.Result.Materialize
-	if m.Status != catalog.StatusSnapshotMaterialized || !m.ReadyToEnableDurableStrong || !m.ObjectBackedWritesFenced ||
-		m.NamespaceCount != 2 || m.TableCount != 2 {
-		t.Fatalf("materialize: %+v; want SNAPSHOT_MATERIALIZED, ready, fenced, 2 namespaces and 2 tables", m)
-	}
-	stopMount(t, srv, mnt)
-	if t.Failed() {
-		t.FailNow()
-	}
-
-	t.Setenv("CAIRN_TABLE_CATALOG_BACKING", catalog.BackingDurableStrong)
-	srv = startMountAt(t, data, mnt, serveFlags...)
-	var st catalog.Status
-	rbReadJSON(t, rbControlPath(mnt, pyWarehouse, "status"), &st)
-	if st.Backing != catalog.BackingDurableStrong || !st.Served || st.TableCount != 2 {
-		t.Fatalf("status of %s after the restart: %+v; want backing durable-strong, served, 2 tables", pyWarehouse, st)
-	}
+	lake.cutover(t, 2, 2)
+	srv = lake.srv
 
 	var after pyStrongReport
 	pyRunPhase(t, eng, srv, "strong_phase.py", state, &after)

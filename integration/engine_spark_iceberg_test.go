@@ -13,8 +13,6 @@ import (
 	"github.com/apache/iceberg-go/table"
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
-
-	"github.com/cairnstore/cairn/catalog"
 )
 
 // TestEngineSparkIceberg runs Spark (pyspark in local mode, with Iceberg's
@@ -42,18 +40,11 @@ import (
 // test compares their reports across the cutover.
 func TestEngineSparkIceberg(t *testing.T) {
 	eng := requireEngines(t)
-	requireFUSE(t) // the cutover is driven through the mount's control file
 	started := time.Now()
-	t.Setenv("CAIRN_TABLE_CATALOG_BACKING", "")
-	data, mnt := t.TempDir(), t.TempDir()
-	state := filepath.Join(t.TempDir(), "state.json")
-	serveFlags := []string{"--drives", "4", "--parity", "2"}
 	wh := icebergWarehouse // the warehouse openSigV4Catalog opens, for the Trino step
-
-	srv := startMountAt(t, data, mnt, serveFlags...)
-	if r := runCairn(t, rbCLITimeout, "admin", "table-bucket", "create", wh, "--endpoint", srv.url("")); r.code != 0 {
-		t.Fatalf("cairn admin table-bucket create %s: exit %d\n%s%s", wh, r.code, r.stdout, r.stderr)
-	}
+	lake := startEngineLake(t, wh)
+	srv, mnt := lake.srv, lake.mnt
+	state := filepath.Join(t.TempDir(), "state.json")
 
 	var before siObjectReport
 	siRunPhase(t, eng, srv, "iceberg_object_phase.py", wh, state, &before)
@@ -80,29 +71,10 @@ func TestEngineSparkIceberg(t *testing.T) {
 	}
 
 	// The cutover, as an operator runs it on the mount.
-	fsSh(t, "echo materialize > "+rbControlPath(mnt, wh, "migration"))
-	var out rbMigrationOutcome
-	raw := rbReadJSON(t, rbControlPath(mnt, wh, "last-result"), &out)
-	if out.State != "succeeded" || out.Word != "materialize" || out.Result == nil || out.Result.Materialize == nil {
-		t.Fatalf("last-result after echo materialize: %s; want state succeeded with the materialize result", raw)
+	if m := lake.cutover(t, 1, 2); m.ViewCount != 1 {
+		t.Fatalf("materialize: %+v; want the view materialized too", m)
 	}
-	m := out.Result.Materialize
-	if m.Status != catalog.StatusSnapshotMaterialized || !m.ReadyToEnableDurableStrong || !m.ObjectBackedWritesFenced ||
-		m.NamespaceCount != 1 || m.TableCount != 2 || m.ViewCount != 1 {
-		t.Fatalf("materialize: %+v; want SNAPSHOT_MATERIALIZED, ready, fenced, 1 namespace, 2 tables and 1 view", m)
-	}
-	stopMount(t, srv, mnt)
-	if t.Failed() {
-		t.FailNow()
-	}
-
-	t.Setenv("CAIRN_TABLE_CATALOG_BACKING", catalog.BackingDurableStrong)
-	srv = startMountAt(t, data, mnt, serveFlags...)
-	var st catalog.Status
-	rbReadJSON(t, rbControlPath(mnt, wh, "status"), &st)
-	if st.Backing != catalog.BackingDurableStrong || !st.Served || st.TableCount != 2 {
-		t.Fatalf("status of %s after the restart: %+v; want backing durable-strong, served, 2 tables", wh, st)
-	}
+	srv = lake.srv
 
 	var after siStrongReport
 	siRunPhase(t, eng, srv, "iceberg_strong_phase.py", wh, state, &after)

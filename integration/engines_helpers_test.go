@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/cairnstore/cairn/catalog"
 )
 
 // The engine tests (engine_*_test.go) run real engines (Spark, PyIceberg,
@@ -60,4 +62,60 @@ func (e engines) runPython(t *testing.T, timeout time.Duration, env []string, sc
 		t.Fatalf("%s %s: %v\nstdout:\n%s\nstderr:\n%s", filepath.Base(script), strings.Join(args, " "), err, stdout.String(), stderr.String())
 	}
 	return stdout.String()
+}
+
+// engineLake is what the engine tests that cross the catalog cutover run
+// against: `cairn serve --drives 4 --parity 2` with its mount, on
+// loopback, holding one warehouse (a table bucket).
+type engineLake struct {
+	srv           *server
+	data, mnt, wh string
+	flags         []string
+}
+
+// startEngineLake starts the server on the object backing, with warehouse
+// wh made by `cairn admin table-bucket create`.
+func startEngineLake(t *testing.T, wh string) *engineLake {
+	t.Helper()
+	requireFUSE(t) // the cutover is driven through the mount's control file
+	t.Setenv("CAIRN_TABLE_CATALOG_BACKING", "")
+	l := &engineLake{data: t.TempDir(), mnt: t.TempDir(), wh: wh, flags: []string{"--drives", "4", "--parity", "2"}}
+	l.srv = startMountAt(t, l.data, l.mnt, l.flags...)
+	if r := runCairn(t, rbCLITimeout, "admin", "table-bucket", "create", wh, "--endpoint", l.srv.url("")); r.code != 0 {
+		t.Fatalf("cairn admin table-bucket create %s: exit %d\n%s%s", wh, r.code, r.stdout, r.stderr)
+	}
+	return l
+}
+
+// cutover moves the warehouse to the durable-strong backing as an
+// operator does on the mount: `echo materialize` into its migration file,
+// then a restart with CAIRN_TABLE_CATALOG_BACKING=durable-strong. It
+// checks the materialization (namespaces and tables as counted) and the
+// restarted server's status, and returns the materialization for the
+// caller's own checks.
+func (l *engineLake) cutover(t *testing.T, namespaces, tables int) *catalog.MaterializeResult {
+	t.Helper()
+	fsSh(t, "echo materialize > "+rbControlPath(l.mnt, l.wh, "migration"))
+	var out rbMigrationOutcome
+	raw := rbReadJSON(t, rbControlPath(l.mnt, l.wh, "last-result"), &out)
+	if out.State != "succeeded" || out.Word != "materialize" || out.Result == nil || out.Result.Materialize == nil {
+		t.Fatalf("last-result after echo materialize: %s; want state succeeded with the materialize result", raw)
+	}
+	m := out.Result.Materialize
+	if m.Status != catalog.StatusSnapshotMaterialized || !m.ReadyToEnableDurableStrong || !m.ObjectBackedWritesFenced ||
+		m.NamespaceCount != namespaces || m.TableCount != tables {
+		t.Fatalf("materialize: %+v; want SNAPSHOT_MATERIALIZED, ready, fenced, %d namespaces and %d tables", m, namespaces, tables)
+	}
+	stopMount(t, l.srv, l.mnt)
+	if t.Failed() {
+		t.FailNow()
+	}
+	t.Setenv("CAIRN_TABLE_CATALOG_BACKING", catalog.BackingDurableStrong)
+	l.srv = startMountAt(t, l.data, l.mnt, l.flags...)
+	var st catalog.Status
+	rbReadJSON(t, rbControlPath(l.mnt, l.wh, "status"), &st)
+	if st.Backing != catalog.BackingDurableStrong || !st.Served || st.TableCount != tables {
+		t.Fatalf("status of %s after the restart: %+v; want backing durable-strong, served, %d tables", l.wh, st, tables)
+	}
+	return m
 }
