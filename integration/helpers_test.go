@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"flag"
 	"fmt"
 	"net"
 	"net/http"
@@ -41,7 +42,11 @@ func runMain(m *testing.M) int {
 		fmt.Fprintln(os.Stderr, "integration:", err)
 		return 1
 	}
+	flag.Parse() // the watchdog reads -test.timeout
+	liveServers = &serverSet{live: make(map[*server]string)}
+	disarm := armWatchdog(liveServers)
 	code := m.Run()
+	disarm()
 	reports, err := raceSweep()
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "integration:", err)
@@ -164,7 +169,9 @@ func startServer(t testing.TB, data string, extra ...string) *server {
 		s.err = s.cmd.Wait()
 		close(s.done)
 	}()
+	liveServers.add(s, t.Name())
 	t.Cleanup(func() {
+		liveServers.remove(s)
 		select {
 		case <-s.done:
 		default:
