@@ -4,7 +4,9 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"path/filepath"
 	"sort"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -73,6 +75,7 @@ func (ss *serverSet) dump() {
 	}
 	ss.mu.Unlock()
 	sort.Slice(all, func(i, j int) bool { return all[i].test < all[j].test })
+	kernelSide()
 	for _, e := range all {
 		_ = e.s.cmd.Process.Signal(syscall.SIGQUIT)
 	}
@@ -90,4 +93,27 @@ func (ss *serverSet) dump() {
 		fmt.Fprintf(os.Stderr, "integration: the run is about to time out; cairn serve (pid %d) of %s printed:\n%s\n",
 			e.s.cmd.Process.Pid, e.test, out)
 	}
+}
+
+// kernelSide writes where the kernel holds this process's threads (a
+// read the mount never answers waits in request_wait_answer, a queued
+// readahead in the page cache's folio waits) and every FUSE connection's
+// waiting and max_background counts: what tells a request the server
+// never answered from one the kernel still queues. Root reads them; a
+// file that cannot be read is skipped.
+func kernelSide() {
+	var b strings.Builder
+	stacks, _ := filepath.Glob("/proc/self/task/*/stack")
+	for _, f := range stacks {
+		if st, err := os.ReadFile(f); err == nil && len(st) > 0 && !strings.Contains(string(st), "do_epoll_wait") {
+			fmt.Fprintf(&b, "%s:\n%s", f, st)
+		}
+	}
+	conns, _ := filepath.Glob("/sys/fs/fuse/connections/*")
+	for _, c := range conns {
+		w, _ := os.ReadFile(filepath.Join(c, "waiting"))
+		m, _ := os.ReadFile(filepath.Join(c, "max_background"))
+		fmt.Fprintf(&b, "fuse connection %s: waiting %s, max_background %s\n", filepath.Base(c), strings.TrimSpace(string(w)), strings.TrimSpace(string(m)))
+	}
+	fmt.Fprintf(os.Stderr, "integration: the run is about to time out; the test process's threads in the kernel and the FUSE connections:\n%s\n", b.String())
 }
