@@ -171,7 +171,7 @@ def compare_rows(want, got):
         len(got), len(want), sum(missing.values()), list(missing)[:3], sum(extra.values()), list(extra)[:3])
 
 
-_COUNT = re.compile(r'^cairn_s3_request_duration_seconds_count\{api="([A-Za-z]+)"\} (\d+)$')
+_COUNT = re.compile(r'^cairn_s3_request_duration_seconds_count\{api="([A-Za-z0-9]+)"\} (\d+)$')
 
 
 def request_counts(endpoint):
