@@ -230,6 +230,9 @@ func startTrino(t *testing.T, in trinoInstall, s *server, wh string, catalogs ..
 	if err := tr.waitStarted(trinoStartTimeout); err != nil {
 		t.Skipf("Trino cannot start here: %v\ntrino output (last 60 lines):\n%s", err, tail(tr.out.String(), 60))
 	}
+	if err := tr.waitNode(trinoStartTimeout - time.Since(start)); err != nil {
+		t.Fatalf("Trino started but runs no query: %v\ntrino output (last 60 lines):\n%s", err, tail(tr.out.String(), 60))
+	}
 	tr.startup = time.Since(start)
 	return tr
 }
@@ -262,6 +265,23 @@ func (tr *trinoServer) waitStarted(timeout time.Duration) error {
 		time.Sleep(250 * time.Millisecond)
 	}
 	return fmt.Errorf("not started after %v (last: %s)", timeout, last)
+}
+
+// waitNode waits until Trino has a node to run queries on: a coordinator
+// that is its own worker says it has started before that worker has
+// announced itself, and a query meanwhile fails with NO_NODES_AVAILABLE.
+func (tr *trinoServer) waitNode(timeout time.Duration) error {
+	deadline := time.Now().Add(timeout)
+	for {
+		_, err := tr.exec("SELECT 1")
+		if err == nil {
+			return nil
+		}
+		if !strings.Contains(err.Error(), "NO_NODES_AVAILABLE") || time.Now().After(deadline) {
+			return err
+		}
+		time.Sleep(250 * time.Millisecond)
+	}
 }
 
 // trinoResult is a statement's outcome: its columns and rows, each value
