@@ -18,6 +18,9 @@ import os
 import sys
 
 import pyarrow as pa
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+from checks import expect, expect_equal, plain  # noqa: E402  (re-exported to the phases)
 from pyiceberg.catalog import load_catalog
 
 NAMESPACE = "sales"
@@ -101,25 +104,11 @@ def open_oauth(endpoint, warehouse):
     )
 
 
-def expect(cond, what):
-    if not cond:
-        raise AssertionError(what)
-
-
-def expect_equal(got, want, what):
-    if got != want:
-        raise AssertionError(f"{what}:\n  got  {got!r}\n  want {want!r}")
-
-
-def _plain(v):
-    if isinstance(v, (datetime.date, datetime.datetime)):
-        return v.isoformat()
-    return v
 
 
 def rows(arrow_table):
     """The rows of a scan as plain dicts (dates as ISO strings), by id."""
-    out = [{k: _plain(v) for k, v in r.items()} for r in arrow_table.to_pylist()]
+    out = [{k: plain(v) for k, v in r.items()} for r in arrow_table.to_pylist()]
     return sorted(out, key=lambda r: r["id"])
 
 

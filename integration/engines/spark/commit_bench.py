@@ -28,9 +28,7 @@ _SUCCESS, or the run fails.
 import glob
 import json
 import os
-import re
 import sys
-import urllib.request
 
 import common
 
@@ -46,21 +44,6 @@ VARIANTS = {
 }
 
 ROWS_PER_FILE = 100
-
-_REQ = re.compile(r'^cairn_s3_requests_total\{api="([A-Za-z0-9]+)",status="(\d+)"\} (\d+)$')
-
-
-def requests(endpoint):
-    """The server's S3 request counts as {(api, status): n}."""
-    with urllib.request.urlopen(endpoint.rstrip("/") + "/metrics", timeout=30) as resp:
-        text = resp.read().decode()
-    out = {}
-    for line in text.splitlines():
-        m = _REQ.match(line)
-        if m:
-            out[(m.group(1), int(m.group(2)))] = int(m.group(3))
-    return out
-
 
 def request_delta(before, after):
     """Per API: the requests between the snapshots, and how many of them
@@ -125,14 +108,14 @@ class Bench:
         # The write's SQL execution carries the label as its description,
         # which is how the event log names it.
         self.spark.sparkContext.setJobDescription(label)
-        before = requests(self.endpoint)
+        before = common.requests(self.endpoint)
         clock = common.Clock()
         try:
             w.parquet(root + "/" + dest)
         finally:
             self.spark.sparkContext.setJobDescription(None)
         wall = clock.seconds()
-        total, failed = request_delta(before, requests(self.endpoint))
+        total, failed = request_delta(before, common.requests(self.endpoint))
         parts, success = self.listed(dest)
         if parts != files or not success:
             raise SystemExit("%s: %d part files and %s _SUCCESS over s3a, want %d and one" % (

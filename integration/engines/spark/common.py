@@ -171,19 +171,27 @@ def compare_rows(want, got):
         len(got), len(want), sum(missing.values()), list(missing)[:3], sum(extra.values()), list(extra)[:3])
 
 
-_COUNT = re.compile(r'^cairn_s3_request_duration_seconds_count\{api="([A-Za-z0-9]+)"\} (\d+)$')
+_REQUESTS = re.compile(r'^cairn_s3_requests_total\{api="([A-Za-z0-9]+)",status="(\d+)"\} (\d+)$')
 
 
-def request_counts(endpoint):
-    """The server's S3 request counts by API, from /metrics."""
+def requests(endpoint):
+    """The server's S3 request counts as {(api, status): n}, from /metrics."""
     with urllib.request.urlopen(endpoint.rstrip("/") + "/metrics", timeout=30) as resp:
         text = resp.read().decode()
     out = {}
     for line in text.splitlines():
-        m = _COUNT.match(line)
+        m = _REQUESTS.match(line)
         if m:
-            out[m.group(1)] = int(m.group(2))
+            out[(m.group(1), int(m.group(2)))] = int(m.group(3))
     return out
+
+
+def request_counts(endpoint):
+    """The server's S3 request counts by API, whatever their status."""
+    out = collections.Counter()
+    for (api, _), n in requests(endpoint).items():
+        out[api] += n
+    return dict(out)
 
 
 def error_text(e):

@@ -24,6 +24,9 @@ import sys
 
 from pyspark.sql import SparkSession
 
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+from checks import expect, expect_equal, plain  # noqa: E402  (re-exported to the phases)
+
 NAMESPACE = "shop"
 ORDERS = f"{NAMESPACE}.orders"
 EVENTS = f"{NAMESPACE}.events"
@@ -133,25 +136,11 @@ def session(args, app, extra=None):
     return spark
 
 
-def expect(cond, what):
-    if not cond:
-        raise AssertionError(what)
-
-
-def expect_equal(got, want, what):
-    if got != want:
-        raise AssertionError(f"{what}:\n  got  {got!r}\n  want {want!r}")
-
-
-def _plain(v):
-    if isinstance(v, (datetime.date, datetime.datetime)):
-        return v.isoformat()
-    return v
 
 
 def rows(df):
     """The rows of a DataFrame as plain dicts (dates as ISO strings), by id."""
-    out = [{k: _plain(v) for k, v in r.asDict().items()} for r in df.collect()]
+    out = [{k: plain(v) for k, v in r.asDict().items()} for r in df.collect()]
     return sorted(out, key=lambda r: r["id"])
 
 
