@@ -59,7 +59,7 @@ func runHeal(ctx context.Context, o healOptions, d deps) error {
 		return fmt.Errorf("heal %s: %w", sopt.Dir, err)
 	}
 	if o.JSON {
-		if err := writeJSON(d.stdout, rep); err != nil {
+		if err := writeJSON(d.stdout, healJSON(rep)); err != nil {
 			return err
 		}
 	} else if err := printHeal(d.stdout, rep); err != nil {
@@ -69,6 +69,19 @@ func runHeal(ctx context.Context, o healOptions, d deps) error {
 		return fmt.Errorf("%w: heal could not repair %d shards", errProblems, len(rep.Unrecoverable))
 	}
 	return nil
+}
+
+// healReportJSON is heal's --json shape, in the snake_case of fsck's
+// (objstore.HealReport has no JSON names of its own).
+type healReportJSON struct {
+	Healed         []objstore.ShardRef `json:"healed"`
+	OrphansRemoved int64               `json:"orphans_removed"`
+	Unrecoverable  []objstore.ShardRef `json:"unrecoverable"`
+	OK             bool                `json:"ok"`
+}
+
+func healJSON(r objstore.HealReport) healReportJSON {
+	return healReportJSON{Healed: r.Healed, OrphansRemoved: r.OrphansRemoved, Unrecoverable: r.Unrecoverable, OK: r.OK()}
 }
 
 func printHeal(w io.Writer, r objstore.HealReport) error {
