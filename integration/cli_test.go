@@ -246,7 +246,7 @@ func TestCLIEndpoint(t *testing.T) {
 		t.Fatalf("new server lists %+v", got)
 	}
 	for i, args := range [][]string{
-		{"admin", "table-bucket", "create", "lake-env"},                                  // CAIRN_ENDPOINT=HOST:PORT
+		{"admin", "table-bucket", "create", "lake-env"},                                 // CAIRN_ENDPOINT=HOST:PORT
 		{"admin", "table-bucket", "create", "--endpoint", s.url(""), "lake-flag-first"}, // flag before the name
 		{"admin", "table-bucket", "create", "lake-flag-last", "--endpoint", s.addr},     // after it, HOST:PORT
 	} {

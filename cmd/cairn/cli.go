@@ -173,13 +173,11 @@ func oneArg(c *cobra.Command, args []string, what string) (string, error) {
 	}
 }
 
-// unknownFlag matches pflag's "unknown flag: --name" and "unknown
-// shorthand flag: 'x' in -xyz".
-var unknownFlag = regexp.MustCompile(`^unknown (?:shorthand )?flag: (?:'.' in )?-{1,2}([^\s=]+)`)
-
 // flagError turns pflag's errors into usage errors; an unknown flag gets
 // the nearest flag of the command as a suggestion.
 func flagError(c *cobra.Command, err error) error {
+	// pflag's "unknown flag: --name" and "unknown shorthand flag: 'x' in -xyz".
+	unknownFlag := regexp.MustCompile(`^unknown (?:shorthand )?flag: (?:'.' in )?-{1,2}([^\s=]+)`)
 	m := unknownFlag.FindStringSubmatch(err.Error())
 	if m == nil {
 		return usageErrorf(commandName(c), "%v", err)
@@ -311,9 +309,9 @@ func writeGroupHelp(c *cobra.Command) {
 			case s.Annotations[groupAnnotation] != "":
 				walk(s)
 			case s.Name() == "completion":
-				fmt.Fprintf(tw, "  %s bash|zsh|fish|powershell\t%s\n", s.CommandPath(), "Print a shell completion script")
+				_, _ = fmt.Fprintf(tw, "  %s bash|zsh|fish|powershell\t%s\n", s.CommandPath(), "Print a shell completion script")
 			default:
-				fmt.Fprintf(tw, "  %s\t%s\n", strings.TrimSuffix(s.UseLine(), " [flags]"), s.Short)
+				_, _ = fmt.Fprintf(tw, "  %s\t%s\n", strings.TrimSuffix(s.UseLine(), " [flags]"), s.Short)
 			}
 		}
 	}
