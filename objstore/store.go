@@ -63,6 +63,8 @@ type Store struct {
 	cacheLog zerolog.Logger    // log, sampled: cache errors come per block
 
 	healq     chan string   // data ids seen degraded
+	degraded  degradedSet   // data ids seen degraded and not healed since (health.go)
+	driveErrs []driveErrCounts
 	cleanWake chan struct{} // nudges the cleaner
 	cleanMu   sync.Mutex    // one Clean at a time: two would free the same garbage twice
 }
@@ -241,6 +243,7 @@ func (s *Store) openDrives(ctx context.Context) error {
 		}
 		s.drives = append(s.drives, d)
 	}
+	s.driveErrs = make([]driveErrCounts, len(s.drives))
 	return nil
 }
 
