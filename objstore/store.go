@@ -62,8 +62,8 @@ type Store struct {
 	cache    *blockcache.Cache // nil when Options.ReadCacheSize is 0
 	cacheLog zerolog.Logger    // log, sampled: cache errors come per block
 
-	healq     chan string   // data ids seen degraded
-	degraded  degradedSet   // data ids seen degraded and not healed since (health.go)
+	healq     chan string // data ids seen degraded
+	degraded  degradedSet // data ids seen degraded and not healed since (health.go)
 	driveErrs []driveErrCounts
 	cleanWake chan struct{} // nudges the cleaner
 	cleanMu   sync.Mutex    // one Clean at a time: two would free the same garbage twice
