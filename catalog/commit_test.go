@@ -228,7 +228,7 @@ func TestCommitStats(t *testing.T) {
 	e.mustCreate("t")
 	set := `[{"action":"set-properties","updates":{"k":"v"}}]`
 	steps := []struct {
-		name, table, reqs string
+		name, table, reqs  string
 		commits, conflicts uint64 // after the step
 	}{
 		{"commit", "t", `[]`, 1, 0},

@@ -34,7 +34,7 @@ var Ops = []string{
 // mountServer is gofs.Mount with the node filesystem wrapped in an
 // observedFS when obs is set.
 func mountServer(dir string, root gofs.InodeEmbedder, opt *gofs.Options, obs OpObserver) (*fuse.Server, error) {
-	var raw fuse.RawFileSystem = gofs.NewNodeFS(root, opt)
+	raw := gofs.NewNodeFS(root, opt)
 	if obs != nil {
 		raw = &observedFS{RawFileSystem: raw, obs: obs}
 	}

@@ -81,7 +81,7 @@ func printStatus(d deps, st s3.ServerStatus) error {
 		humanize.IBytes(uint64(st.BlockSize)), online, len(st.Drives))
 
 	tw := tabwriter.NewWriter(&b, 2, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "DRIVE\tSTATE\tSIZE\tFREE\tUSED\tI/O ERRORS\tCHECKSUM FAILURES\tPATH")
+	_, _ = fmt.Fprintln(tw, "DRIVE\tSTATE\tSIZE\tFREE\tUSED\tI/O ERRORS\tCHECKSUM FAILURES\tPATH")
 	for _, dr := range st.Drives {
 		state, size, free, used := "online", "-", "-", "-"
 		if !dr.Online {
@@ -95,7 +95,7 @@ func printStatus(d deps, st s3.ServerStatus) error {
 		if dr.Error != "" {
 			path += " (" + dr.Error + ")"
 		}
-		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%d\t%d\t%s\n", dr.Index, state, size, free, used, dr.IOErrors, dr.ChecksumFailures, path)
+		_, _ = fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%d\t%d\t%s\n", dr.Index, state, size, free, used, dr.IOErrors, dr.ChecksumFailures, path)
 	}
 	if err := tw.Flush(); err != nil {
 		return err
@@ -103,15 +103,15 @@ func printStatus(d deps, st s3.ServerStatus) error {
 
 	fmt.Fprintln(&b)
 	tw = tabwriter.NewWriter(&b, 2, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "DEGRADED OBJECTS\tHEAL QUEUE\tCLEANER BACKLOG\tCOMPACTION BACKLOG\tPENDING PUTS")
-	fmt.Fprintf(tw, "%d\t%d\t%d\t%d\t%d\n", st.DegradedObjects, st.HealQueue, st.CleanerBacklog, st.CompactionBacklog, st.PendingPuts)
+	_, _ = fmt.Fprintln(tw, "DEGRADED OBJECTS\tHEAL QUEUE\tCLEANER BACKLOG\tCOMPACTION BACKLOG\tPENDING PUTS")
+	_, _ = fmt.Fprintf(tw, "%d\t%d\t%d\t%d\t%d\n", st.DegradedObjects, st.HealQueue, st.CleanerBacklog, st.CompactionBacklog, st.PendingPuts)
 	if err := tw.Flush(); err != nil {
 		return err
 	}
 
 	fmt.Fprintln(&b)
 	tw = tabwriter.NewWriter(&b, 2, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "BUCKET\tOBJECTS\tBYTES\tSHADOWED\tVERSIONING")
+	_, _ = fmt.Fprintln(tw, "BUCKET\tOBJECTS\tBYTES\tSHADOWED\tVERSIONING")
 	for _, bk := range st.Buckets {
 		if bk.System {
 			continue
@@ -120,7 +120,7 @@ func printStatus(d deps, st s3.ServerStatus) error {
 		if v == "" {
 			v = "-"
 		}
-		fmt.Fprintf(tw, "%s\t%d\t%s\t%d\t%s\n", bk.Name, bk.Objects, humanize.IBytes(uint64(max(bk.Bytes, 0))), bk.Shadowed, v)
+		_, _ = fmt.Fprintf(tw, "%s\t%d\t%s\t%d\t%s\n", bk.Name, bk.Objects, humanize.IBytes(uint64(max(bk.Bytes, 0))), bk.Shadowed, v)
 	}
 	if err := tw.Flush(); err != nil {
 		return err
