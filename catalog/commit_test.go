@@ -220,3 +220,32 @@ func TestUpdates(t *testing.T) {
 		})
 	}
 }
+
+// TestCommitStats counts commits and conflicts as CommitTable answers
+// them; bad requests and missing tables are neither.
+func TestCommitStats(t *testing.T) {
+	e := newEnv(t)
+	e.mustCreate("t")
+	set := `[{"action":"set-properties","updates":{"k":"v"}}]`
+	steps := []struct {
+		name, table, reqs  string
+		commits, conflicts uint64 // after the step
+	}{
+		{"commit", "t", `[]`, 1, 0},
+		{"another commit", "t", `[]`, 2, 0},
+		{"conflict", "t", `[{"type":"assert-create"}]`, 2, 1},
+		{"bad request", "t", `[{"type":"assert-nothing"}]`, 2, 1},
+		{"no such table", "absent", `[]`, 2, 1},
+		{"conflict again", "t", `[{"type":"assert-current-schema-id","current-schema-id":7}]`, 2, 2},
+	}
+	base := e.svc.CommitStats() // creating the table may have counted
+	for _, st := range steps {
+		_, _ = e.commit(st.table, st.reqs, set)
+		got := e.svc.CommitStats()
+		got.Commits -= base.Commits
+		got.Conflicts -= base.Conflicts
+		if got != (catalog.CommitStats{Commits: st.commits, Conflicts: st.conflicts}) {
+			t.Fatalf("after %s: %+v, want %d commits, %d conflicts", st.name, got, st.commits, st.conflicts)
+		}
+	}
+}

@@ -3,8 +3,40 @@ package catalog
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"sync/atomic"
 )
+
+// CommitStats counts the table commits (CommitTable and CommitTransaction
+// calls, a transaction counting once) a Service has answered since it was
+// built: those that succeeded, and those refused with ErrCommitFailed
+// (a requirement failed, or the table changed since it was loaded: the
+// client refreshes and retries).
+type CommitStats struct {
+	Commits   uint64
+	Conflicts uint64
+}
+
+// commitCounters are a Service's CommitStats.
+type commitCounters struct {
+	commits, conflicts atomic.Uint64
+}
+
+// count counts one commit's outcome.
+func (c *commitCounters) count(err error) {
+	switch {
+	case err == nil:
+		c.commits.Add(1)
+	case errors.Is(err, ErrCommitFailed):
+		c.conflicts.Add(1)
+	}
+}
+
+// CommitStats reports the commits counted so far.
+func (s *Service) CommitStats() CommitStats {
+	return CommitStats{Commits: s.stats.commits.Load(), Conflicts: s.stats.conflicts.Load()}
+}
 
 // ReportMetrics implements Catalog.
 func (s *Service) ReportMetrics(ctx context.Context, wh string, id Ident, body []byte) error {

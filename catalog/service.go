@@ -30,6 +30,8 @@ type Service struct {
 
 	mu       sync.Mutex
 	inflight map[string]bool // commit ids this Service has started
+
+	stats commitCounters // metrics.go
 }
 
 // New returns a Service over store and b.

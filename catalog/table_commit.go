@@ -68,7 +68,8 @@ func checkIdentifier(body *Ident, id Ident) error {
 }
 
 // CommitTable implements Catalog.
-func (s *Service) CommitTable(ctx context.Context, wh string, id Ident, body []byte) (TableResult, error) {
+func (s *Service) CommitTable(ctx context.Context, wh string, id Ident, body []byte) (res TableResult, err error) {
+	defer func() { s.stats.count(err) }()
 	release, err := s.enter(ctx, wh)
 	if err != nil {
 		return TableResult{}, err

@@ -14,7 +14,8 @@ import (
 // that fails, or a table changed meanwhile, is ErrCommitFailed with
 // nothing applied). The object backing answers ErrUnsupported for more
 // than one change.
-func (s *Service) CommitTransaction(ctx context.Context, wh string, body []byte) error {
+func (s *Service) CommitTransaction(ctx context.Context, wh string, body []byte) (err error) {
+	defer func() { s.stats.count(err) }()
 	release, err := s.enter(ctx, wh)
 	if err != nil {
 		return err

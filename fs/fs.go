@@ -40,6 +40,9 @@ type Options struct {
 	// of letting the kernel write large files straight to their staging
 	// file (FUSE passthrough, Linux 6.9+, root).
 	NoPassthrough bool
+	// Ops, when set, is told of every request the mount answers
+	// (metrics.go).
+	Ops OpObserver
 }
 
 // FS is a mounted store.
@@ -126,7 +129,7 @@ func Mount(ctx context.Context, st *objstore.Store, dir string, opt Options) (*F
 			Debug: opt.Debug,
 		},
 	}
-	server, err := gofs.Mount(dir, f.root, mo)
+	server, err := mountServer(dir, f.root, mo, opt.Ops)
 	if err != nil {
 		return nil, fmt.Errorf("mount %s: %w", dir, err)
 	}

@@ -141,6 +141,8 @@
 //	launcher.mu          the queued burst operations (leaf).
 //	watchers.mu          the Watch subscribers; sends never block (leaf).
 //	bucketCache.mu       the decoded bucket records of HeadBucket (leaf).
+//	degradedSet.mu       the data ids seen degraded, not healed (leaf;
+//	                     health.go).
 //	blockcache.Cache.mu  the block cache's entries (leaf, its own package).
 //
 // Index transactions are not locks of the store's, but a View may run

@@ -274,8 +274,10 @@ func (s *Store) runHealer(ctx context.Context) {
 		case <-ctx.Done():
 			return
 		case name := <-s.healq:
+			s.degraded.dequeued(name)
 			id, err := erasure.ParseDataID(name)
 			if err != nil {
+				s.degraded.remove(name)
 				continue
 			}
 			var d meta.Data
@@ -286,9 +288,14 @@ func (s *Store) runHealer(ctx context.Context) {
 				return err
 			})
 			if !found {
+				s.degraded.remove(name)
 				continue // freed meanwhile, or a write that never committed
 			}
-			if _, err := s.healData(ctx, id, d); err != nil && ctx.Err() == nil {
+			_, err = s.healData(ctx, id, d)
+			switch {
+			case err == nil:
+				s.degraded.remove(name)
+			case ctx.Err() == nil:
 				s.log.Error().Err(err).Str("data", name).Msg("heal")
 			}
 		}

@@ -95,6 +95,7 @@ func (s *Store) packAppend(ctx context.Context, recs [][]byte, size int64) (seg 
 		f, err := s.packFileLocked(ctx, i, seg, true)
 		if err != nil {
 			s.log.Warn().Err(err).Int("drive", i).Uint64("pack", seg).Msg("cannot open pack segment")
+			s.noteDriveErr(i, err)
 			failed = errors.Join(failed, err)
 			continue
 		}
@@ -107,6 +108,7 @@ func (s *Store) packAppend(ctx context.Context, recs [][]byte, size int64) (seg 
 		}
 		if _, err := f.WriteAt(recs[i], off); err != nil {
 			s.log.Warn().Err(err).Int("drive", i).Uint64("pack", seg).Msg("pack write failed")
+			s.noteDriveErr(i, err)
 			failed = errors.Join(failed, fmt.Errorf("drive %d: %w", i, err))
 			continue
 		}

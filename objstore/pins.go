@@ -56,8 +56,12 @@ func (s *Store) wakeCleaner() {
 }
 
 func (s *Store) queueHeal(id string) {
+	if !s.degraded.add(id) {
+		return // queued already
+	}
 	select {
 	case s.healq <- id:
 	default: // the queue is full; fsck and heal find it later
+		s.degraded.dequeued(id)
 	}
 }

@@ -335,6 +335,7 @@ func (s *Store) newDataReader(ctx context.Context, id string, d meta.Data) (*dat
 	}
 	hdr := erasure.Header{K: d.K, M: d.M, BlockSize: d.BlockSize, Size: d.Size, DataID: did}
 	dr.er = codec.NewReader(ctx, hdr, srcs, func([]int) { s.queueHeal(id) })
+	dr.er.OnShardError(s.noteDriveErr)
 	return dr, nil
 }
 

@@ -59,6 +59,12 @@ type DriveStatus struct {
 	TotalBytes     uint64 `json:"total_bytes"`
 	FreeBytes      uint64 `json:"free_bytes"`
 	AvailableBytes uint64 `json:"available_bytes"`
+	// IOErrors counts the shard reads and writes on this drive that
+	// failed since the server started (an absent shard file is not one);
+	// ChecksumFailures the shard blocks and headers read from it that
+	// failed verification (bitrot, a torn or foreign file).
+	IOErrors         uint64 `json:"io_errors"`
+	ChecksumFailures uint64 `json:"checksum_failures"`
 	// Error says why the drive is offline or statfs failed.
 	Error string `json:"error,omitempty"`
 }
@@ -97,25 +103,12 @@ func (s *Store) Status(ctx context.Context) (Status, error) {
 			Hits: cs.Hits, Misses: cs.Misses, Admitted: cs.Admitted, Evicted: cs.Evicted,
 		}
 	}
-	for _, d := range s.drives {
-		if err := ctx.Err(); err != nil {
-			return Status{}, err
-		}
-		ds := DriveStatus{Index: d.Index(), Path: d.String()}
-		fsst, err := probeDrive(ctx, d)
-		switch {
-		case err == nil:
-			ds.Online = true
-			ds.TotalBytes, ds.FreeBytes, ds.AvailableBytes = fsst.total, fsst.free, fsst.avail
-		case errors.Is(err, errNotLocal):
-			ds.Online = true
-		default:
-			ds.Error = err.Error()
-			ds.Online = !errors.Is(err, errDriveUnreadable)
-		}
-		st.Drives = append(st.Drives, ds)
+	drives, err := s.DriveStatuses(ctx)
+	if err != nil {
+		return Status{}, err
 	}
-	err := s.idx.View(ctx, func(tx meta.Tx) error {
+	st.Drives = drives
+	err = s.idx.View(ctx, func(tx meta.Tx) error {
 		return meta.Scan(tx, meta.Buckets, nil, func(_, raw []byte) error {
 			if err := ctx.Err(); err != nil {
 				return err

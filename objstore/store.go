@@ -62,7 +62,9 @@ type Store struct {
 	cache    *blockcache.Cache // nil when Options.ReadCacheSize is 0
 	cacheLog zerolog.Logger    // log, sampled: cache errors come per block
 
-	healq     chan string   // data ids seen degraded
+	healq     chan string // data ids seen degraded
+	degraded  degradedSet // data ids seen degraded and not healed since (health.go)
+	driveErrs []driveErrCounts
 	cleanWake chan struct{} // nudges the cleaner
 	cleanMu   sync.Mutex    // one Clean at a time: two would free the same garbage twice
 }
@@ -252,6 +254,7 @@ func (s *Store) openDrives(ctx context.Context, fresh bool) error {
 		}
 		s.drives = append(s.drives, d)
 	}
+	s.driveErrs = make([]driveErrCounts, len(s.drives))
 	if fresh && len(formatted) == len(s.drives) {
 		s.log.Info().Str("dir", s.opt.Dir).Int("drives", s.layout.Drives).Int("parity", s.layout.Parity).Msg("created a new store")
 		return nil

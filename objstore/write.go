@@ -113,6 +113,7 @@ func (s *Store) writeData(ctx context.Context, bucket, key string, body io.Reade
 		f, err := createShard(ctx, d, name)
 		if err != nil {
 			s.log.Warn().Err(err).Int("drive", i).Msg("cannot create shard file")
+			s.noteDriveErr(i, err)
 			openErrs = errors.Join(openErrs, fmt.Errorf("drive %d: %w", i, err))
 			continue
 		}
@@ -164,6 +165,7 @@ func (s *Store) writeData(ctx context.Context, bucket, key string, body io.Reade
 		if !failed[i] && closeErrs[i] == nil {
 			shards = append(shards, i)
 		} else {
+			s.noteDriveErr(i, errors.Join(closeErrs[i], errShardWrite))
 			_ = s.drives[i].Remove(ctx, name)
 		}
 	}

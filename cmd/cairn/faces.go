@@ -64,9 +64,15 @@ func unsigned(r *http.Request, _ *mux.RouteMatch) bool {
 // /_iceberg/v1/ (and the table-bucket admin API), then the S3 API for
 // everything else.
 func newRouter(ctx context.Context, st *objstore.Store, parts *catalogParts, log zerolog.Logger, s3opts ...func(*s3.Options)) (http.Handler, error) {
+	return newRouterWith(ctx, st, parts, log, newServerMetrics(), s3opts...)
+}
+
+// newRouterWith is newRouter exporting mx (storemetrics.go), which the
+// mount may share, on /metrics and the admin status API.
+func newRouterWith(ctx context.Context, st *objstore.Store, parts *catalogParts, log zerolog.Logger, mx *serverMetrics, s3opts ...func(*s3.Options)) (http.Handler, error) {
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
-	if err := registerCacheMetrics(reg, st); err != nil {
+	if err := mx.register(reg, st, parts); err != nil {
 		return nil, err
 	}
 	metrics, err := s3.NewMetrics(reg)
@@ -83,6 +89,7 @@ func newRouter(ctx context.Context, st *objstore.Store, parts *catalogParts, log
 		Domains: domains(),
 		Logger:  log.With().Str("component", "s3").Logger(),
 		Metrics: metrics,
+		Status:  mx.statusFunc(st),
 	}
 	for _, f := range s3opts {
 		f(&s3o)

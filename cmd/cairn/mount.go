@@ -110,11 +110,11 @@ func runMount(ctx context.Context, o mountOptions, d deps) (err error) {
 }
 
 // startMount mounts st at dir with the control tree under .cairn/.
-func startMount(ctx context.Context, st *objstore.Store, dataDir, dir string, mf mountFlags, tree *control.Dir, logger zerolog.Logger) (*cairnfs.FS, error) {
+func startMount(ctx context.Context, st *objstore.Store, dataDir, dir string, mf mountFlags, tree *control.Dir, logger zerolog.Logger, opts ...func(*cairnfs.Options)) (*cairnfs.FS, error) {
 	if fi, err := os.Stat("/dev/fuse"); err != nil || fi.Mode()&os.ModeDevice == 0 {
 		return nil, fmt.Errorf("mount %s: /dev/fuse is not usable here: %w", dir, errors.Join(err, objstore.ErrInvalidArgument))
 	}
-	return cairnfs.Mount(ctx, st, dir, cairnfs.Options{
+	fo := cairnfs.Options{
 		TmpDir:        filepath.Join(dataDir, "tmp", "mount"),
 		AttrTimeout:   mf.AttrTimeout,
 		Control:       tree,
@@ -123,5 +123,9 @@ func startMount(ctx context.Context, st *objstore.Store, dataDir, dir string, mf
 		Logger:        logger.With().Str("component", "fs").Logger(),
 		Debug:         mf.Debug,
 		NoPassthrough: mf.NoPass,
-	})
+	}
+	for _, f := range opts {
+		f(&fo)
+	}
+	return cairnfs.Mount(ctx, st, dir, fo)
 }

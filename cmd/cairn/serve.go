@@ -172,9 +172,10 @@ func runServe(ctx context.Context, o serveOptions, d deps) (err error) {
 		return err
 	}
 
+	mx := newServerMetrics() // storemetrics.go: the mount's requests and the store's health
 	if o.Mount != "" {
 		tree := control.StoreTree(st).Add("catalog", catalogctl.Tree(parts.controls()))
-		m, err := startMount(ctx, st, sopt.Dir, o.Mount, o.MountOpt, tree, logger)
+		m, err := startMount(ctx, st, sopt.Dir, o.Mount, o.MountOpt, tree, logger, mx.mountOption())
 		if err != nil {
 			return err
 		}
@@ -189,7 +190,7 @@ func runServe(ctx context.Context, o serveOptions, d deps) (err error) {
 	if err != nil {
 		return err
 	}
-	r, err := newRouter(ctx, st, parts, logger, o.SSE.s3Option(keys), func(so *s3.Options) { so.Region = o.Region })
+	r, err := newRouterWith(ctx, st, parts, logger, mx, o.SSE.s3Option(keys), func(so *s3.Options) { so.Region = o.Region })
 	if err != nil {
 		return err
 	}

@@ -1,11 +1,238 @@
 package main
 
 import (
-	"github.com/prometheus/client_golang/prometheus"
+	"context"
+	"strconv"
+	"sync"
+	"syscall"
+	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+	"golang.org/x/sys/unix"
+
+	"github.com/cairnstore/cairn/frontends/s3"
+	cairnfs "github.com/cairnstore/cairn/fs"
 	"github.com/cairnstore/cairn/objstore"
 	"github.com/cairnstore/cairn/objstore/blockcache"
 )
+
+// healthTTL is how long a scrape reuses the drives' state and the store's
+// Health: both ask every drive's filesystem and Health scans the garbage
+// and pack tables, which a scrape every second need not repeat.
+const healthTTL = 5 * time.Second
+
+// serverMetrics are the metrics of a serving process beyond the faces'
+// own: the store's drives and background work, the catalog's commits and
+// the mount's requests. Build it before the mount (mountOption) and
+// register it with the router's registry (register).
+type serverMetrics struct {
+	started time.Time
+	ops     *mountOps
+}
+
+func newServerMetrics() *serverMetrics {
+	return &serverMetrics{started: time.Now(), ops: newMountOps()}
+}
+
+// mountOption gives the mount the observer of its requests.
+func (mx *serverMetrics) mountOption() func(*cairnfs.Options) {
+	return func(o *cairnfs.Options) { o.Ops = mx.ops }
+}
+
+// register registers every metric of the process but the faces': the
+// read cache, the store, the catalog (parts may be nil) and the mount.
+func (mx *serverMetrics) register(reg prometheus.Registerer, st *objstore.Store, parts *catalogParts) error {
+	if err := registerCacheMetrics(reg, st); err != nil {
+		return err
+	}
+	cs := []prometheus.Collector{
+		newStoreCollector(st),
+		mx.ops.latency, mx.ops.errors,
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "cairn_uptime_seconds", Help: "Seconds since the server started."},
+			func() float64 { return time.Since(mx.started).Seconds() }),
+		prometheus.NewGauge(prometheus.GaugeOpts{Name: "cairn_build_info", Help: "Always 1; the label names the server's version.",
+			ConstLabels: prometheus.Labels{"version": resolveVersion(version)}}),
+	}
+	cs[len(cs)-1].(prometheus.Gauge).Set(1)
+	if parts != nil && parts.svc != nil {
+		svc := parts.svc
+		cs = append(cs,
+			prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "cairn_catalog_commits_total", Help: "Iceberg table commits (a multi-table transaction counts once) that succeeded."},
+				func() float64 { return float64(svc.CommitStats().Commits) }),
+			prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "cairn_catalog_commit_conflicts_total", Help: "Iceberg table commits refused with CommitFailedException (a requirement failed or the table changed meanwhile)."},
+				func() float64 { return float64(svc.CommitStats().Conflicts) }),
+		)
+	}
+	for _, c := range cs {
+		if err := reg.Register(c); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// statusFunc answers the admin API's status: the store's full Status (it
+// walks the index: on demand only) and a fresh Health.
+func (mx *serverMetrics) statusFunc(st *objstore.Store) func(context.Context) (s3.ServerStatus, error) {
+	return func(ctx context.Context) (s3.ServerStatus, error) {
+		status, err := st.Status(ctx)
+		if err != nil {
+			return s3.ServerStatus{}, err
+		}
+		h, err := st.Health(ctx)
+		if err != nil {
+			return s3.ServerStatus{}, err
+		}
+		return s3.ServerStatus{Status: status, Health: h, Version: resolveVersion(version),
+			UptimeSeconds: time.Since(mx.started).Seconds()}, nil
+	}
+}
+
+// mountOps records the mount's requests (cairnfs.OpObserver).
+type mountOps struct {
+	latency *prometheus.HistogramVec
+	errors  *prometheus.CounterVec
+}
+
+var _ cairnfs.OpObserver = (*mountOps)(nil)
+
+func newMountOps() *mountOps {
+	return &mountOps{
+		latency: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name: "cairn_mount_op_duration_seconds", Help: "FUSE requests the mount answered, by operation: how long each took (the count is the number of requests).",
+			Buckets: prometheus.ExponentialBuckets(0.00005, 2, 18),
+		}, []string{"op"}),
+		errors: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "cairn_mount_op_errors_total", Help: "FUSE requests the mount answered with an error, by operation and errno (ENOENT on lookup is a name that is not there).",
+		}, []string{"op", "errno"}),
+	}
+}
+
+// ObserveOp implements cairnfs.OpObserver.
+func (m *mountOps) ObserveOp(op string, d time.Duration, errno syscall.Errno) {
+	m.latency.WithLabelValues(op).Observe(d.Seconds())
+	if errno != 0 {
+		name := unix.ErrnoName(errno)
+		if name == "" {
+			name = strconv.Itoa(int(errno))
+		}
+		m.errors.WithLabelValues(op, name).Inc()
+	}
+}
+
+// storeCollector exports the state of the store's drives and its Health,
+// asked at most every healthTTL.
+type storeCollector struct {
+	st *objstore.Store
+	d  storeDescs
+
+	mu      sync.Mutex // protects the following
+	at      time.Time
+	drives  []objstore.DriveStatus
+	health  objstore.Health
+	healthy bool // the last ask succeeded
+}
+
+// storeDescs are the descriptions of storeCollector's metrics.
+type storeDescs struct {
+	drivesOnline  *prometheus.Desc
+	drivesOffline *prometheus.Desc
+	driveOnline   *prometheus.Desc
+	driveTotal    *prometheus.Desc
+	driveFree     *prometheus.Desc
+	driveAvail    *prometheus.Desc
+	driveIOErrs   *prometheus.Desc
+	driveChecksum *prometheus.Desc
+	degraded      *prometheus.Desc
+	healQueue     *prometheus.Desc
+	cleaner       *prometheus.Desc
+	compaction    *prometheus.Desc
+	pendingPuts   *prometheus.Desc
+	healthUp      *prometheus.Desc
+}
+
+func newStoreDescs() storeDescs {
+	return storeDescs{
+		drivesOnline:  prometheus.NewDesc("cairn_drives_online", "Drives whose directory is present and readable.", nil, nil),
+		drivesOffline: prometheus.NewDesc("cairn_drives_offline", "Drives whose directory is absent or unreadable: writes skip them, reads reconstruct their shards.", nil, nil),
+		driveOnline:   prometheus.NewDesc("cairn_drive_online", "1 when the drive is online, 0 when not.", []string{"drive", "path"}, nil),
+		driveTotal:    prometheus.NewDesc("cairn_drive_total_bytes", "Size of the filesystem holding the drive.", []string{"drive"}, nil),
+		driveFree:     prometheus.NewDesc("cairn_drive_free_bytes", "Free bytes of the filesystem holding the drive.", []string{"drive"}, nil),
+		driveAvail:    prometheus.NewDesc("cairn_drive_available_bytes", "Bytes of the filesystem holding the drive available to the server (free less the root reserve).", []string{"drive"}, nil),
+		driveIOErrs:   prometheus.NewDesc("cairn_drive_io_errors_total", "Shard reads and writes on the drive that failed (an absent shard file is not counted).", []string{"drive"}, nil),
+		driveChecksum: prometheus.NewDesc("cairn_drive_checksum_failures_total", "Shard blocks and headers read from the drive that failed verification (bitrot, torn or foreign files).", []string{"drive"}, nil),
+		degraded:      prometheus.NewDesc("cairn_objects_degraded", "Data objects found with a shard missing or bad and not healed yet.", nil, nil),
+		healQueue:     prometheus.NewDesc("cairn_heal_queue_length", "Data objects waiting for the healer.", nil, nil),
+		cleaner:       prometheus.NewDesc("cairn_cleaner_backlog", "Data objects no version references that the cleaner has not freed yet.", nil, nil),
+		compaction:    prometheus.NewDesc("cairn_compaction_backlog", "Pack segments less than half live, waiting for compaction.", nil, nil),
+		pendingPuts:   prometheus.NewDesc("cairn_pending_puts", "Asynchronous puts (the mount's closes) not committed yet.", nil, nil),
+		healthUp:      prometheus.NewDesc("cairn_store_health_up", "1 when the store answered the last health probe, 0 when not (the drive and backlog metrics are then absent).", nil, nil),
+	}
+}
+
+func newStoreCollector(st *objstore.Store) *storeCollector {
+	return &storeCollector{st: st, d: newStoreDescs()}
+}
+
+// Describe implements prometheus.Collector.
+func (c *storeCollector) Describe(ch chan<- *prometheus.Desc) {
+	for _, d := range []*prometheus.Desc{c.d.drivesOnline, c.d.drivesOffline, c.d.driveOnline, c.d.driveTotal, c.d.driveFree,
+		c.d.driveAvail, c.d.driveIOErrs, c.d.driveChecksum, c.d.degraded, c.d.healQueue, c.d.cleaner, c.d.compaction,
+		c.d.pendingPuts, c.d.healthUp} {
+		ch <- d
+	}
+}
+
+// refresh asks the store again when its last answer is older than
+// healthTTL.
+func (c *storeCollector) refresh() ([]objstore.DriveStatus, objstore.Health, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if !c.at.IsZero() && time.Since(c.at) < healthTTL {
+		return c.drives, c.health, c.healthy
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	drives, derr := c.st.DriveStatuses(ctx)
+	h, herr := c.st.Health(ctx)
+	c.at, c.drives, c.health, c.healthy = time.Now(), drives, h, derr == nil && herr == nil
+	return c.drives, c.health, c.healthy
+}
+
+// Collect implements prometheus.Collector.
+func (c *storeCollector) Collect(ch chan<- prometheus.Metric) {
+	drives, h, ok := c.refresh()
+	gauge := func(d *prometheus.Desc, v float64, labels ...string) {
+		ch <- prometheus.MustNewConstMetric(d, prometheus.GaugeValue, v, labels...)
+	}
+	if !ok {
+		gauge(c.d.healthUp, 0)
+		return
+	}
+	gauge(c.d.healthUp, 1)
+	online := 0
+	for _, d := range drives {
+		idx := strconv.Itoa(d.Index)
+		up := 0.0
+		if d.Online {
+			up = 1
+			online++
+		}
+		gauge(c.d.driveOnline, up, idx, d.Path)
+		gauge(c.d.driveTotal, float64(d.TotalBytes), idx)
+		gauge(c.d.driveFree, float64(d.FreeBytes), idx)
+		gauge(c.d.driveAvail, float64(d.AvailableBytes), idx)
+		ch <- prometheus.MustNewConstMetric(c.d.driveIOErrs, prometheus.CounterValue, float64(d.IOErrors), idx)
+		ch <- prometheus.MustNewConstMetric(c.d.driveChecksum, prometheus.CounterValue, float64(d.ChecksumFailures), idx)
+	}
+	gauge(c.d.drivesOnline, float64(online))
+	gauge(c.d.drivesOffline, float64(len(drives)-online))
+	gauge(c.d.degraded, float64(h.DegradedObjects))
+	gauge(c.d.healQueue, float64(h.HealQueue))
+	gauge(c.d.cleaner, float64(h.CleanerBacklog))
+	gauge(c.d.compaction, float64(h.CompactionBacklog))
+	gauge(c.d.pendingPuts, float64(h.PendingPuts))
+}
 
 // registerCacheMetrics exports the store's block cache counters (when it
 // has a cache) as cairn_read_cache_*.

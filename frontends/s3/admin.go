@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/cairnstore/cairn/frontends/s3/iam"
+	"github.com/cairnstore/cairn/objstore"
 )
 
 // The admin API lives under /_cairn/admin/v1/ (no bucket name can start
@@ -15,11 +16,42 @@ import (
 //	GET    /_cairn/admin/v1/users          -> {"users":[{access_key, policy, created}]}
 //	PUT    /_cairn/admin/v1/users/NAME     <- {"secret_key": "...", "policy": "readonly" | "{...json...}", "email": "optional"}
 //	DELETE /_cairn/admin/v1/users/NAME
+//	GET    /_cairn/admin/v1/status         -> ServerStatus (Options.Status; 501 without)
 const adminBucket = "_cairn"
+
+// ServerStatus is the answer of GET /_cairn/admin/v1/status: the store's
+// Status and Health side by side (their fields at the top level), the
+// server's version and how long it has run. The web console and `cairn
+// admin status` read it: its JSON names are stable.
+type ServerStatus struct {
+	objstore.Status
+	objstore.Health
+	Version       string  `json:"version"`
+	UptimeSeconds float64 `json:"uptime_seconds"`
+}
+
+// adminStatus answers GET /_cairn/admin/v1/status.
+func (s *Server) adminStatus(w *recorder, req *request) error {
+	if req.Method != http.MethodGet {
+		return errMethodNotAllowed
+	}
+	if s.opt.Status == nil {
+		return apiErr("NotImplemented", http.StatusNotImplemented, "This server does not report its status.")
+	}
+	st, err := s.opt.Status(req.Context())
+	if err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	return json.NewEncoder(w).Encode(st)
+}
 
 func (s *Server) admin(w *recorder, req *request) error {
 	if s.opt.Users == nil || !s.opt.Users.IsRoot(req.auth.AccessKey) {
 		return errAccessDenied
+	}
+	if req.key == "admin/v1/status" {
+		return s.adminStatus(w, req)
 	}
 	rest, ok := strings.CutPrefix(req.key, "admin/v1/users")
 	if !ok {

@@ -1,6 +1,7 @@
 package s3
 
 import (
+	"context"
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/xml"
@@ -52,6 +53,8 @@ type Options struct {
 	// SSECOverHTTP accepts SSE-C keys on plain HTTP from any address, not
 	// only from loopback (for a server behind a TLS-terminating proxy).
 	SSECOverHTTP bool
+	// Status, when set, answers the admin API's GET status (admin.go).
+	Status func(ctx context.Context) (ServerStatus, error)
 }
 
 // Server serves the S3 API. Build it with New.

@@ -45,6 +45,16 @@ func (c *Codec) NewReader(ctx context.Context, hdr Header, srcs []io.ReaderAt, o
 	return r
 }
 
+// OnShardError asks the Reader to call f with every shard read that fails
+// and every shard header or block that fails verification (ErrBadHeader,
+// ErrCorrupt), from the goroutine reading (possibly several at once for
+// one read: f must be safe for concurrent use). A read that fails to
+// verify is reported again each time it is tried. Call it before the
+// first read.
+func (r *Reader) OnShardError(f func(shard int, err error)) {
+	r.src.onErr = f
+}
+
 // Size returns the object size.
 func (r *Reader) Size() int64 { return r.src.hdr.Size }
 

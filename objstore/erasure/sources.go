@@ -30,6 +30,15 @@ type source struct {
 type sources struct {
 	hdr Header
 	s   []source
+	// onErr, if not nil, is told of every failed shard read and every
+	// failed verification (see Reader.OnShardError).
+	onErr func(shard int, err error)
+}
+
+func (s *sources) noteErr(i int, err error) {
+	if s.onErr != nil {
+		s.onErr(i, err)
+	}
 }
 
 func newSources(hdr Header, srcs []io.ReaderAt) *sources {
@@ -66,7 +75,9 @@ func (s *sources) checkHeader(i int) error {
 		if errors.Is(err, ErrBadHeader) {
 			src.state, src.err = hdrBad, err
 		}
-		return fmt.Errorf("erasure: shard %d: %w", i, err)
+		err = fmt.Errorf("erasure: shard %d: %w", i, err)
+		s.noteErr(i, err)
+		return err
 	}
 	src.state, src.hdrLen = hdrOK, n
 	return nil
@@ -88,10 +99,14 @@ func (s *sources) readChunk(i int, b int64, chunk []byte) error {
 		if err == nil || errors.Is(err, io.EOF) {
 			err = io.ErrUnexpectedEOF
 		}
-		return fmt.Errorf("erasure: shard %d block %d: %w", i, b, err)
+		err = fmt.Errorf("erasure: shard %d block %d: %w", i, b, err)
+		s.noteErr(i, err)
+		return err
 	}
 	if !chunkOK(chunk) {
-		return fmt.Errorf("%w: shard %d block %d", ErrCorrupt, i, b)
+		err := fmt.Errorf("%w: shard %d block %d", ErrCorrupt, i, b)
+		s.noteErr(i, err)
+		return err
 	}
 	return nil
 }
