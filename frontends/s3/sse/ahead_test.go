@@ -301,7 +301,7 @@ func BenchmarkServe(b *testing.B) {
 			}
 		}
 	})
-	for _, bc := range []struct{ n, packages int }{{2, 4}, {4, 4}, {2, 16}, {3, 16}, {4, 16}} {
+	for _, bc := range []struct{ n, packages int }{{2, 4}, {4, 4}, {2, 8}, {2, 16}, {3, 16}, {4, 16}} {
 		b.Run(fmt.Sprintf("ahead/%dx%dKiB", bc.n, bc.packages*PackageSize>>10), func(b *testing.B) {
 			bufs := makeBufs(bc.n, bc.packages*PackageSize)
 			b.SetBytes(int64(len(plain)))
