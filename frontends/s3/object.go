@@ -260,7 +260,7 @@ func (s *Server) serveObject(w *recorder, req *request, withBody bool) error {
 		return nil
 	}
 	if sr != nil {
-		return s.serveSSEBody(w, sr, r, start, length)
+		return s.serveSSEBody(req.Context(), w, sr, r, start, length)
 	}
 	if length <= smallBody {
 		// One read, one write: no copy buffer to allocate.

@@ -44,9 +44,10 @@ func (l Layout) Pieces(off, n int64) ([]Piece, error) {
 }
 
 // PieceWriter decrypts a Piece's packages written to it in order and
-// writes the plaintext of the range to w.
+// writes the plaintext of the range to w (NewPieceWriter), or hands it
+// to the writing goroutine of a WriteAhead (Ahead.PieceWriter).
 type PieceWriter struct {
-	w    io.Writer
+	sink sink
 	p    Piece
 	aead interface {
 		Open(dst, nonce, ct, ad []byte) ([]byte, error)
@@ -54,10 +55,34 @@ type PieceWriter struct {
 	header [HeaderSize]byte
 	nonce  [12]byte // not on the stack, where it would escape (an allocation a package)
 	buf    []byte   // one sealed package being filled
-	out    []byte   // plaintext not yet written to w: up to batch packages
+	out    []byte   // plaintext not yet given to the sink (nil: no buffer taken yet)
 	next   int64    // the number of the next package to open
 	skip   int64
 	left   int64 // plaintext still to give
+}
+
+// sink is where a PieceWriter's plaintext goes, a buffer at a time: it
+// decrypts into a buffer from buffer (capacity at least PackageSize, so
+// that a package always fits) and gives it back, filled, to send.
+type sink interface {
+	buffer() ([]byte, error)
+	send(b []byte) error
+}
+
+// writerSink writes to w from one buffer of its own.
+type writerSink struct {
+	w io.Writer
+	b []byte
+}
+
+func (s *writerSink) buffer() ([]byte, error) { return s.b[:0], nil }
+
+func (s *writerSink) send(b []byte) error {
+	if len(b) == 0 {
+		return nil
+	}
+	_, err := s.w.Write(b)
+	return err
 }
 
 // NewPieceWriter decrypts p's packages under objectKey; header is the
@@ -67,7 +92,11 @@ func NewPieceWriter(w io.Writer, objectKey, header []byte, p Piece) (*PieceWrite
 	// write to w per package (64 KiB) costs a system call each on a
 	// socket.
 	outCap := int(min(batch, p.CLen/sealedSize+1)) * PackageSize
-	pw := &PieceWriter{w: w, p: p, next: p.first, skip: p.skip, left: p.n, buf: make([]byte, 0, sealedSize), out: make([]byte, 0, outCap)}
+	return newPieceWriter(&writerSink{w: w, b: make([]byte, 0, outCap)}, objectKey, header, p)
+}
+
+func newPieceWriter(s sink, objectKey, header []byte, p Piece) (*PieceWriter, error) {
+	pw := &PieceWriter{sink: s, p: p, next: p.first, skip: p.skip, left: p.n, buf: make([]byte, 0, sealedSize)}
 	copy(pw.header[:], header)
 	aead, err := streamCipher(objectKey, header)
 	if err != nil {
@@ -101,7 +130,7 @@ func (pw *PieceWriter) Write(b []byte) (int, error) {
 	return n, nil
 }
 
-// Close opens the last, shorter package and writes out the plaintext
+// Close opens the last, shorter package and gives out the plaintext
 // still held; it fails when the piece's bytes did not all arrive.
 func (pw *PieceWriter) Close() error {
 	if len(pw.buf) > 0 {
@@ -120,12 +149,14 @@ func (pw *PieceWriter) Close() error {
 
 // open opens one sealed package (in pw.buf, or in the caller's buffer,
 // which it must not change), appending its plaintext in the range to
-// pw.out, which it writes to w once another package might not fit.
+// pw.out, which it gives to the sink once another package might not fit.
 func (pw *PieceWriter) open(sealed []byte) error {
-	if cap(pw.out)-len(pw.out) < PackageSize {
-		if err := pw.flush(); err != nil {
+	if pw.out == nil {
+		b, err := pw.sink.buffer()
+		if err != nil {
 			return err
 		}
+		pw.out = b[:0]
 	}
 	start := len(pw.out)
 	pt, err := pw.aead.Open(pw.out[start:start], nonce(&pw.nonce, pw.next, pw.next == pw.p.count-1), sealed, pw.header[:])
@@ -151,12 +182,12 @@ func (pw *PieceWriter) open(sealed []byte) error {
 	return nil
 }
 
-// flush writes the plaintext held to w.
+// flush gives the plaintext held to the sink, with its buffer.
 func (pw *PieceWriter) flush() error {
-	if len(pw.out) == 0 {
+	if pw.out == nil {
 		return nil
 	}
-	_, err := pw.w.Write(pw.out)
-	pw.out = pw.out[:0]
-	return err
+	b := pw.out
+	pw.out = nil
+	return pw.sink.send(b)
 }
