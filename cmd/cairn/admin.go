@@ -19,6 +19,11 @@ $CAIRN_ENDPOINT, else http://127.0.0.1:9000) as the root user
 (CAIRN_ROOT_USER / CAIRN_ROOT_PASSWORD). A table bucket is an Iceberg
 warehouse: point clients at uri http://HOST:PORT/iceberg with warehouse NAME.
 
+status shows a running server's drives, health and buckets at a glance
+(as root, like user). doctor checks a store's drives, FUSE, the clock, the
+port and the environment without a server, and says what to fix: exit 0
+when nothing failed, 1 when a check failed.
+
 spark-conf prints the Spark configuration for the server; it calls no server.`
 
 func adminCommand(done func(invocation)) *cobra.Command {
@@ -30,6 +35,8 @@ func adminCommand(done func(invocation)) *cobra.Command {
 		tableBucketCommand(done),
 		catalogCommand(done),
 		sparkConfCommand(done),
+		statusCommand(done),
+		doctorCommand(done),
 	)
 	return c
 }

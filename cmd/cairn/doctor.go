@@ -22,6 +22,8 @@ import (
 	"time"
 
 	"github.com/dustin/go-humanize"
+	"github.com/rs/zerolog"
+	"github.com/spf13/cobra"
 	"golang.org/x/sys/unix"
 
 	"github.com/cairnstore/cairn/catalog/migrate"
@@ -78,6 +80,35 @@ type checkResult struct {
 // minSaneClock is the earliest plausible time when the binary carries no
 // build time: this code did not exist before it.
 func minSaneClock() time.Time { return time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC) }
+
+func doctorCommand(done func(invocation)) *cobra.Command {
+	var o doctorOptions
+	c := leafCommand("doctor", "Check a store's drives, FUSE, the clock, the port and the environment, and say what to fix",
+		`  cairn admin doctor --data /var/lib/cairn
+  cairn admin doctor --drive /mnt/d0 --drive /mnt/d1 --drive /mnt/d2 --address 127.0.0.1:9000`,
+		func(c *cobra.Command, args []string) error {
+			name := commandName(c)
+			if err := noArgs(c, args); err != nil {
+				return err
+			}
+			if o.Data == "" && len(o.Drive) == 0 {
+				return usageErrorf(name, "give the data directory (--data DIR) or the drives (--drive PATH ...)")
+			}
+			if o.FailFreePercent < 0 || o.WarnFreePercent < 0 || o.FailFreePercent > 100 || o.WarnFreePercent > 100 {
+				return usageErrorf(name, "--warn-free and --fail-free are percentages between 0 and 100")
+			}
+			done(invocation{name: name, opts: o, logLevel: zerolog.InfoLevel})
+			return nil
+		})
+	f := c.Flags()
+	f.StringVar(&o.Data, "data", "", "data `directory` of the store (its drives are DIR/drives/d0...)")
+	f.IntVar(&o.Drives, "drives", 0, "how many drives DIR/drives should hold (0: as many as are found)")
+	f.StringArrayVar(&o.Drive, "drive", nil, "explicit drive `path`; repeat once per drive (instead of --data)")
+	f.StringVar(&o.Endpoint, "address", "", "`host:port` serve is to listen on: checked to be free or answered by a cairn server")
+	f.Float64Var(&o.WarnFreePercent, "warn-free", 10, "warn when a drive has less than this `percent` free")
+	f.Float64Var(&o.FailFreePercent, "fail-free", 2, "fail when a drive has less than this `percent` free")
+	return c
+}
 
 // runDoctor checks what a server on this machine needs, without a server:
 // drives (present, writable, room, one per filesystem), FUSE, the clock,

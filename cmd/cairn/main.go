@@ -71,6 +71,10 @@ func dispatch(ctx context.Context, inv invocation, d deps) error {
 		return runHeal(ctx, o, d)
 	case userOptions:
 		return runUser(ctx, o, d)
+	case statusOptions:
+		return runStatus(ctx, o, d)
+	case doctorOptions:
+		return runDoctor(ctx, o, d)
 	case tableBucketOptions:
 		return runTableBucket(ctx, o, d)
 	case catalogOptions:

@@ -6,12 +6,13 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
-	"os"
 	"strings"
 	"text/tabwriter"
 	"time"
 
 	"github.com/dustin/go-humanize"
+	"github.com/rs/zerolog"
+	"github.com/spf13/cobra"
 
 	"github.com/cairnstore/cairn/frontends/s3"
 )
@@ -21,26 +22,39 @@ const statusPath = "/_cairn/admin/v1/status"
 
 // statusOptions are the flags of "cairn admin status".
 type statusOptions struct {
-	// Endpoint is the server (a URL, or HOST:PORT for http); empty:
-	// CAIRN_ENDPOINT, else http://127.0.0.1:9000.
+	// Endpoint is the server's base URL, resolved: --endpoint,
+	// $CAIRN_ENDPOINT or the default.
 	Endpoint string
 	// JSON prints the server's answer as it came (indented) instead of
 	// tables.
 	JSON bool
 }
 
-// statusEndpoint resolves the server's base URL.
-func statusEndpoint(e string) string {
-	if e == "" {
-		e = os.Getenv("CAIRN_ENDPOINT")
-	}
-	if e == "" {
-		e = "http://" + defaultAddress
-	}
-	if !strings.Contains(e, "://") {
-		e = "http://" + e
-	}
-	return strings.TrimSuffix(e, "/")
+func statusCommand(done func(invocation)) *cobra.Command {
+	var o statusOptions
+	var ep endpointFlag
+	c := leafCommand("status", "Show a running server's drives, health and buckets at a glance",
+		`  cairn admin status
+  cairn admin status --endpoint 127.0.0.1:9100 --json | jq .drives`,
+		func(c *cobra.Command, args []string) error {
+			name := commandName(c)
+			if err := noArgs(c, args); err != nil {
+				return err
+			}
+			var err error
+			if o.Endpoint, err = ep.resolve(name); err != nil {
+				return err
+			}
+			if err := checkRootEnv(name); err != nil {
+				return err
+			}
+			done(invocation{name: name, opts: o, logLevel: zerolog.InfoLevel})
+			return nil
+		})
+	fs := c.Flags()
+	ep.register(fs, "the server's")
+	fs.BoolVar(&o.JSON, "json", false, "print the server's status as JSON (the fields docs/operations/monitoring.md lists)")
+	return c
 }
 
 // runStatus asks a running server for its status (as the root user,
@@ -48,7 +62,7 @@ func statusEndpoint(e string) string {
 // and degraded objects are reported, not failed on: the command's job is
 // to show, `cairn admin doctor` and fsck judge.
 func runStatus(ctx context.Context, o statusOptions, d deps) error {
-	raw, err := adminCall(ctx, http.MethodGet, statusEndpoint(o.Endpoint)+statusPath, nil)
+	raw, err := adminCall(ctx, http.MethodGet, strings.TrimSuffix(o.Endpoint, "/")+statusPath, nil)
 	if err != nil {
 		return err
 	}
