@@ -206,7 +206,7 @@ func (s *Server) run(req *request) (int, []byte, error) {
 
 // encodeError renders err as the spec's error JSON.
 func (s *Server) encodeError(req *request, err error) (int, []byte, error) {
-	api := toAPIError(err)
+	api := toAPIError(err, req.id)
 	req.retryAfter = api.RetryAfter
 	out, _ := json.Marshal(errorBody{errorModel{Message: api.Message, Type: api.Type, Code: api.Status}})
 	return api.Status, out, err
