@@ -1,7 +1,9 @@
 package iceberg
 
 import (
+	"bytes"
 	"fmt"
+	"mime"
 	"net/http"
 	"net/url"
 )
@@ -27,9 +29,15 @@ func (s *Server) getToken(req *request) (reply, error) {
 	fail := func(status int, code, format string, args ...any) (reply, error) {
 		return reply{status: status, body: oauthError{Error: code, Description: fmt.Sprintf(format, args...)}}, nil
 	}
+	if why := notForm(req.Header.Get("Content-Type"), req.body); why != "" {
+		return fail(http.StatusBadRequest, "invalid_request", "the token endpoint takes a form-encoded body "+
+			"(Content-Type: application/x-www-form-urlencoded, as RFC 6749 section 4.4 says), such as "+
+			"grant_type=client_credentials&client_id=ACCESS_KEY&client_secret=SECRET; %s", why)
+	}
 	form, err := url.ParseQuery(string(req.body))
 	if err != nil {
-		return fail(http.StatusBadRequest, "invalid_request", "the body is not a form: %v", err)
+		return fail(http.StatusBadRequest, "invalid_request", "the body is not a valid form (%v); send it form-encoded: "+
+			"grant_type=client_credentials&client_id=ACCESS_KEY&client_secret=SECRET", err)
 	}
 	gt := form.Get("grant_type")
 	if gt != grantClientCredentials && gt != grantTokenExchange {
@@ -80,4 +88,24 @@ func (s *Server) getToken(req *request) (reply, error) {
 		AccessToken: tok, TokenType: "bearer", ExpiresIn: int64(ttl.Seconds()),
 		IssuedTokenType: tokenTypeAccess, Scope: form.Get("scope"),
 	}}, nil
+}
+
+// notForm says why a token request is not form-encoded ("" when it is):
+// its Content-Type is another one, or, without one, its body is JSON. A
+// missing Content-Type with a form body is taken as a form.
+func notForm(contentType string, body []byte) string {
+	if contentType != "" {
+		mt, _, err := mime.ParseMediaType(contentType)
+		if err != nil {
+			return fmt.Sprintf("the Content-Type %q does not parse", contentType)
+		}
+		if mt != "application/x-www-form-urlencoded" {
+			return fmt.Sprintf("this request's Content-Type is %s", mt)
+		}
+		return ""
+	}
+	if b := bytes.TrimSpace(body); len(b) > 0 && (b[0] == '{' || b[0] == '[') {
+		return "this request's body is JSON"
+	}
+	return ""
 }
