@@ -278,7 +278,7 @@ func TestOAuth(t *testing.T) {
 	}
 	// A token from another server (another key) is refused.
 	other := newEnv(t)
-	tok, _ := other.s.tokens.issue(Principal{AccessKey: "writer1"})
+	tok, _, _ := other.s.tokens.issue(context.Background(), Principal{AccessKey: "writer1"})
 	if c := bearer(tok); c != 401 {
 		t.Errorf("foreign token: %d", c)
 	}
