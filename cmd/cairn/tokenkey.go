@@ -13,7 +13,7 @@ import (
 
 // tokenKeyOptions are the flags of "cairn admin catalog rotate-token-key".
 type tokenKeyOptions struct {
-	// Endpoint is the server's URL (--endpoint, default CAIRN_ENDPOINT or
+	// Endpoint is the server's URL (--endpoint, default
 	// http://127.0.0.1:9000).
 	Endpoint string
 }
