@@ -112,14 +112,13 @@ func toAPIError(err error, rid string) *APIError {
 	for _, e := range catalogErrors() {
 		if errors.Is(err, e.err) {
 			a := e.api
-			switch {
-			case e.err == catalog.ErrCommitStateUnknown:
+			if e.err == catalog.ErrCommitStateUnknown {
 				a.Message = fmt.Sprintf("the commit may or may not have been applied: load the table to see whether it was before retrying; the server log has the details under request id %s", rid)
-			default:
-				a.Message = catalog.ClientMessage(err)
-				if e.fix != "" && !strings.Contains(a.Message, e.fix) {
-					a.Message += "; " + e.fix
-				}
+				return &a
+			}
+			a.Message = catalog.ClientMessage(err)
+			if e.fix != "" && !strings.Contains(a.Message, e.fix) {
+				a.Message += "; " + e.fix
 			}
 			return &a
 		}
