@@ -1,6 +1,13 @@
 package catalog
 
-import "errors"
+import (
+	"errors"
+	"io/fs"
+	"strings"
+	"syscall"
+
+	"github.com/cairnstore/cairn/objstore"
+)
 
 // Sentinel errors of the catalog. Errors returned by Service wrap one of
 // these; match with errors.Is. frontends/iceberg/errors.go maps them, in
@@ -65,3 +72,104 @@ var (
 	// warehouses are served. 503 ServiceUnavailableException.
 	ErrUnavailable = errors.New("warehouse not served by the catalog backing")
 )
+
+// clientSentinels are the sentinels whose text is the catalog's own words
+// to a client (every exported one of errors.go).
+var clientSentinels = []error{
+	ErrNoSuchWarehouse, ErrNoSuchNamespace, ErrNoSuchTable, ErrNoSuchView,
+	ErrAlreadyExists, ErrNamespaceNotEmpty, ErrCommitFailed, ErrCommitStateUnknown,
+	ErrBadRequest, ErrUnprocessable, ErrUnsupported, ErrFenced,
+	ErrMigrationConflict, ErrQuarantined, ErrUnavailable,
+}
+
+// storeSentinels are the store's errors: under a catalog error they name
+// the backing's records and the system bucket, which a client has no use
+// for.
+var storeSentinels = []error{
+	objstore.ErrInvalidArgument, objstore.ErrInvalidBucketName, objstore.ErrBucketExists,
+	objstore.ErrNoSuchBucket, objstore.ErrBucketNotEmpty, objstore.ErrInvalidKey,
+	objstore.ErrNoSuchKey, objstore.ErrNoSuchVersion, objstore.ErrDeleteMarker,
+	objstore.ErrPreconditionFailed, objstore.ErrInvalidRange, objstore.ErrNoSuchUpload,
+	objstore.ErrInvalidPartNumber, objstore.ErrInvalidPart, objstore.ErrInvalidPartOrder,
+	objstore.ErrEntityTooSmall, objstore.ErrIncompleteBody, objstore.ErrBadDigest,
+	objstore.ErrQuorumLost, objstore.ErrDataCorrupt, objstore.ErrInternal,
+	objstore.ErrClosed, objstore.ErrTooManyChanges, objstore.ErrObjectLocked,
+	objstore.ErrInvalidBucketState,
+}
+
+// ClientMessage is err's text for a client: the catalog's own words (what
+// is missing or wrong, which name, what to do) without the causes beneath
+// them that come from the backing or the store (ErrNotFound and
+// ErrConflict, store errors, system calls), whose texts name records and
+// keys of the system bucket. The log keeps err.Error(), the whole chain.
+//
+// A cause is cut where its text follows ": " in err's text, which is how
+// fmt.Errorf("%w: ...: %w", sentinel, cause) spells it; a cause that
+// wraps one of the catalog's sentinels is kept (it is the catalog's
+// words, wrapped once more).
+func ClientMessage(err error) string {
+	if err == nil {
+		return ""
+	}
+	msg := err.Error()
+	for _, c := range internalCauses(err) {
+		t := c.Error()
+		if t == "" {
+			continue
+		}
+		if i := strings.Index(msg, ": "+t); i >= 0 {
+			msg = msg[:i] + msg[i+2+len(t):]
+		} else if msg == t {
+			return ""
+		}
+	}
+	return msg
+}
+
+// internalCauses returns the outermost errors in err's tree (err itself
+// excluded) that are internal: the backing's or the store's.
+func internalCauses(err error) []error {
+	var out []error
+	var walk func(e error, top bool)
+	walk = func(e error, top bool) {
+		if e == nil {
+			return
+		}
+		if !top && internalError(e) {
+			out = append(out, e)
+			return
+		}
+		switch u := e.(type) {
+		case interface{ Unwrap() []error }:
+			for _, c := range u.Unwrap() {
+				walk(c, false)
+			}
+		case interface{ Unwrap() error }:
+			walk(u.Unwrap(), false)
+		}
+	}
+	walk(err, true)
+	return out
+}
+
+// internalError says whether e is the backing's or the store's: it wraps
+// none of the catalog's sentinels and one of the backing's, the store's,
+// or a system call's error.
+func internalError(e error) bool {
+	for _, s := range clientSentinels {
+		if errors.Is(e, s) {
+			return false
+		}
+	}
+	if errors.Is(e, ErrNotFound) || errors.Is(e, ErrConflict) {
+		return true
+	}
+	for _, s := range storeSentinels {
+		if errors.Is(e, s) {
+			return true
+		}
+	}
+	var pe *fs.PathError
+	var errno syscall.Errno
+	return errors.As(e, &pe) || errors.As(e, &errno)
+}

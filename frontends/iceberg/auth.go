@@ -1,6 +1,7 @@
 package iceberg
 
 import (
+	"context"
 	"crypto/hmac"
 	"crypto/rand"
 	"crypto/sha256"
@@ -10,7 +11,10 @@ import (
 	"fmt"
 	"net/http"
 	"strings"
+	"sync"
 	"time"
+
+	"github.com/cairnstore/cairn/catalog"
 )
 
 // Principal is who a request acts as.
@@ -61,49 +65,120 @@ type Authorizer interface {
 	Authorize(p Principal, action Action, warehouse string) bool
 }
 
-// tokens issues and checks OAuth2 bearer tokens: base64url(claims) "."
-// base64url(HMAC-SHA256(key, claims)). The key is per Server (random per
-// process unless Options.TokenKey sets it), so tokens die with the process.
-type tokens struct {
-	key []byte
-	ttl time.Duration
-	now func() time.Time
+// TokenKeyStore keeps the keys that sign bearer tokens (catalog.Service
+// keeps them in the store, so tokens outlive a restart).
+type TokenKeyStore interface {
+	// TokenKeys returns the keys, creating the first one when there is none.
+	TokenKeys(ctx context.Context) (catalog.TokenKeys, error)
+	// RotateTokenKey makes a new current key and keeps the replaced one
+	// as the previous one.
+	RotateTokenKey(ctx context.Context) (catalog.TokenKeys, error)
 }
+
+// tokens issues and checks OAuth2 bearer tokens: base64url(claims) "."
+// base64url(HMAC-SHA256(key, claims)), the claims naming the key (kid).
+// The current key signs; the current and the previous key verify, so a
+// token outlives one rotation until it expires. The keys come from the
+// TokenKeyStore, loaded on first use and again when a token names a key
+// newer than the current one or once keyRefresh has passed (another
+// Server on the store rotated); without a store they are one random key
+// per Server.
+type tokens struct {
+	store TokenKeyStore // nil: key is a random key of this Server
+	ttl   time.Duration
+	now   func() time.Time
+
+	mu       sync.Mutex // protects keys, loadedAt
+	keys     catalog.TokenKeys
+	loadedAt time.Time // zero: not loaded
+}
+
+// keyRefresh is how long loaded keys are used before they are read again,
+// so that a rotation made through another Server on the store takes
+// effect here too within that time.
+const keyRefresh = time.Minute
 
 type claims struct {
 	Principal
+	Key     int   `json:"kid,omitempty"`
 	Expires int64 `json:"exp"`
 }
 
-func newTokens(key []byte, ttl time.Duration, now func() time.Time) (tokens, error) {
-	if len(key) == 0 {
-		key = make([]byte, 32)
-		if _, err := rand.Read(key); err != nil {
-			return tokens{}, fmt.Errorf("iceberg: token key: %w", err)
+func newTokens(store TokenKeyStore, ttl time.Duration, now func() time.Time) (*tokens, error) {
+	t := &tokens{store: store, ttl: ttl, now: now}
+	if store == nil {
+		secret := make([]byte, 32)
+		if _, err := rand.Read(secret); err != nil {
+			return nil, fmt.Errorf("iceberg: token key: %w", err)
 		}
+		t.keys = catalog.TokenKeys{Current: catalog.TokenKey{ID: 1, Secret: secret}}
 	}
-	return tokens{key: key, ttl: ttl, now: now}, nil
+	return t, nil
 }
 
-func (t tokens) mac(payload string) string {
-	h := hmac.New(sha256.New, t.key)
+// current returns the keys, loading them from the store on first use,
+// once keyRefresh has passed, or when reload is set.
+func (t *tokens) current(ctx context.Context, reload bool) (catalog.TokenKeys, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.store == nil || !reload && !t.loadedAt.IsZero() && t.now().Sub(t.loadedAt) < keyRefresh {
+		return t.keys, nil
+	}
+	k, err := t.store.TokenKeys(ctx)
+	if err != nil {
+		return catalog.TokenKeys{}, fmt.Errorf("iceberg: loading the token keys: %w", err)
+	}
+	t.keys, t.loadedAt = k, t.now()
+	return k, nil
+}
+
+// rotate makes a new current key in the store.
+func (t *tokens) rotate(ctx context.Context) (catalog.TokenKeys, error) {
+	if t.store == nil {
+		return catalog.TokenKeys{}, apiErr(http.StatusNotImplemented, "UnsupportedOperationException",
+			"this server keeps no token keys in its store, so it has none to rotate")
+	}
+	k, err := t.store.RotateTokenKey(ctx)
+	if err != nil {
+		return catalog.TokenKeys{}, err
+	}
+	t.mu.Lock()
+	t.keys, t.loadedAt = k, t.now()
+	t.mu.Unlock()
+	return k, nil
+}
+
+func mac(key []byte, payload string) string {
+	h := hmac.New(sha256.New, key)
 	h.Write([]byte(payload))
 	return base64.RawURLEncoding.EncodeToString(h.Sum(nil))
 }
 
-// issue returns a token for p and its lifetime.
-func (t tokens) issue(p Principal) (string, time.Duration) {
-	raw, _ := json.Marshal(claims{Principal: p, Expires: t.now().Add(t.ttl).Unix()})
+// issue returns a token for p, signed by the current key, and its
+// lifetime.
+func (t *tokens) issue(ctx context.Context, p Principal) (string, time.Duration, error) {
+	k, err := t.current(ctx, false)
+	if err != nil {
+		return "", 0, err
+	}
+	raw, _ := json.Marshal(claims{Principal: p, Key: k.Current.ID, Expires: t.now().Add(t.ttl).Unix()})
 	payload := base64.RawURLEncoding.EncodeToString(raw)
-	return payload + "." + t.mac(payload), t.ttl
+	return payload + "." + mac(k.Current.Secret, payload), t.ttl, nil
 }
 
-var errBadToken = fmt.Errorf("%w: invalid bearer token", ErrUnauthenticated)
+var (
+	errBadToken = fmt.Errorf("%w: invalid bearer token: get a new one from POST /v1/oauth/tokens with your client credentials",
+		ErrUnauthenticated)
+	errRotatedToken = fmt.Errorf("%w: the bearer token was signed by a key that has since been rotated out: "+
+		"get a new one from POST /v1/oauth/tokens with your client credentials", ErrUnauthenticated)
+	errExpiredToken = fmt.Errorf("%w: bearer token expired: get a new one from POST /v1/oauth/tokens with your client credentials",
+		ErrUnauthenticated)
+)
 
-// verify checks a token's MAC and expiry.
-func (t tokens) verify(tok string) (Principal, error) {
+// verify checks a token's MAC, by the key it names, and its expiry.
+func (t *tokens) verify(ctx context.Context, tok string) (Principal, error) {
 	payload, sig, ok := strings.Cut(tok, ".")
-	if !ok || !hmac.Equal([]byte(sig), []byte(t.mac(payload))) {
+	if !ok {
 		return Principal{}, errBadToken
 	}
 	raw, err := base64.RawURLEncoding.DecodeString(payload)
@@ -114,8 +189,32 @@ func (t tokens) verify(tok string) (Principal, error) {
 	if err := json.Unmarshal(raw, &c); err != nil || c.AccessKey == "" {
 		return Principal{}, errBadToken
 	}
+	// The key id is read before the MAC is checked only to pick the key.
+	k, err := t.current(ctx, false)
+	if err != nil {
+		return Principal{}, err
+	}
+	if c.Key > k.Current.ID {
+		if k, err = t.current(ctx, true); err != nil {
+			return Principal{}, err
+		}
+	}
+	var key []byte
+	switch {
+	case c.Key == k.Current.ID:
+		key = k.Current.Secret
+	case k.Previous != nil && c.Key == k.Previous.ID:
+		key = k.Previous.Secret
+	case c.Key < k.Current.ID && c.Key > 0:
+		return Principal{}, errRotatedToken
+	default:
+		return Principal{}, errBadToken
+	}
+	if !hmac.Equal([]byte(sig), []byte(mac(key, payload))) {
+		return Principal{}, errBadToken
+	}
 	if t.now().Unix() >= c.Expires {
-		return Principal{}, fmt.Errorf("%w: bearer token expired", ErrUnauthenticated)
+		return Principal{}, errExpiredToken
 	}
 	return c.Principal, nil
 }
@@ -124,7 +223,7 @@ func (t tokens) verify(tok string) (Principal, error) {
 func (s *Server) authenticate(req *request) (Principal, error) {
 	h := req.Header.Get("Authorization")
 	if tok, ok := cutPrefixFold(h, "Bearer "); ok {
-		return s.tokens.verify(strings.TrimSpace(tok))
+		return s.tokens.verify(req.Context(), strings.TrimSpace(tok))
 	}
 	if h == "" && req.URL.Query().Get("X-Amz-Signature") == "" {
 		return Principal{}, fmt.Errorf("%w: no credentials: sign the request (SigV4) or send a bearer token from /v1/oauth/tokens", ErrUnauthenticated)

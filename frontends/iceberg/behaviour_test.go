@@ -278,7 +278,7 @@ func TestOAuth(t *testing.T) {
 	}
 	// A token from another server (another key) is refused.
 	other := newEnv(t)
-	tok, _ := other.s.tokens.issue(Principal{AccessKey: "writer1"})
+	tok, _, _ := other.s.tokens.issue(context.Background(), Principal{AccessKey: "writer1"})
 	if c := bearer(tok); c != 401 {
 		t.Errorf("foreign token: %d", c)
 	}
@@ -304,18 +304,18 @@ func TestErrorTableCoversCatalogSentinels(t *testing.T) {
 			t.Errorf("catalog.%s is new: list it in this test and map it in errors.go", name)
 			continue
 		}
-		api := toAPIError(fmt.Errorf("wrapped: %w", err))
+		api := toAPIError(fmt.Errorf("wrapped: %w", err), "RID1")
 		if api.Status == 500 && name != "ErrCommitStateUnknown" || api.Type == "InternalServerError" {
 			t.Errorf("catalog.%s maps to the internal error fallback", name)
 		}
 	}
-	if api := toAPIError(fmt.Errorf("%w: %w", catalog.ErrCommitStateUnknown, catalog.ErrCommitFailed)); api.Status != 500 {
+	if api := toAPIError(fmt.Errorf("%w: %w", catalog.ErrCommitStateUnknown, catalog.ErrCommitFailed), "RID1"); api.Status != 500 {
 		t.Errorf("state unknown wrapping commit failed answers %d: it must never be a 409", api.Status)
 	}
-	if api := toAPIError(errors.New("boom")); api.Status != 500 || api.Message != "internal server error" {
+	if api := toAPIError(errors.New("boom"), "RID1"); api.Status != 500 || strings.Contains(api.Message, "boom") || !strings.Contains(api.Message, "request id RID1") {
 		t.Errorf("unknown error: %+v", api)
 	}
-	if api := toAPIError(fmt.Errorf("%w: warehouse w is fenced by migration m-1", catalog.ErrFenced)); api.Status != 409 || !strings.Contains(api.Message, "m-1") {
+	if api := toAPIError(fmt.Errorf("%w: warehouse w is fenced by migration m-1", catalog.ErrFenced), "RID1"); api.Status != 409 || !strings.Contains(api.Message, "m-1") {
 		t.Errorf("fenced answers %d %q: want 409 naming the migration", api.Status, api.Message)
 	}
 }

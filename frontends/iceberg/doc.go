@@ -19,7 +19,11 @@
 //   - Authentication and authorization through the Authenticator and
 //     Authorizer interfaces (auth.go): SigV4 is verified by whatever cmd/
 //     wires in; OAuth2 client-credentials bearer tokens are issued and
-//     checked here (HMAC-signed, short-lived, with a per-process key).
+//     checked here (HMAC-signed, short-lived), with the keys the
+//     TokenKeyStore keeps (catalog.Service keeps them in the store, so a
+//     token outlives a restart until it expires); POST /v1/oauth/token-keys
+//     (root only) rotates them, and a token of the key before the previous
+//     one is refused.
 //   - Idempotency-Key replay on mutating routes (idempotency.go), request
 //     ids, one zerolog access line per request and Prometheus metrics by
 //     route and status (server.go, metrics.go).
@@ -35,6 +39,6 @@
 //     OAuth2 errors ({"error","error_description"}) as RFC 6749 says.
 //   - A stored idempotent response is replayed byte for byte; a 5xx is never
 //     stored, so a retry after an unknown outcome runs again.
-//   - The Server holds configuration and its token key only: no
+//   - The Server holds configuration and its cached token keys only: no
 //     package-level mutable state.
 package iceberg

@@ -38,6 +38,7 @@ func routeTable() []*route {
 	rt := []*route{
 		{method: "GET", path: "/v1/config", op: "getConfig", action: ActionRead, handle: (*Server).getConfig},
 		{method: "POST", path: "/v1/oauth/tokens", op: "getToken", public: true, handle: (*Server).getToken},
+		{method: "POST", path: TokenKeysPath, op: "rotateTokenKey", handle: (*Server).rotateTokenKey}, // root only
 
 		{method: "GET", path: ns, op: "listNamespaces", action: ActionRead, advertise: true, handle: (*Server).listNamespaces},
 		{method: "POST", path: ns, op: "createNamespace", action: ActionWrite, advertise: true, idempotent: true, jsonBody: true, handle: (*Server).createNamespace},

@@ -56,8 +56,10 @@ type Options struct {
 	IdempotencyLifetime string
 	// TokenTTL is the lifetime of issued bearer tokens; zero means 1h.
 	TokenTTL time.Duration
-	// TokenKey signs bearer tokens; empty means a random key per Server.
-	TokenKey []byte
+	// TokenKeys keeps the keys that sign bearer tokens. Nil: the
+	// Catalog's, when it keeps them (catalog.Service does, in the store:
+	// tokens outlive a restart), else a random key per Server.
+	TokenKeys TokenKeyStore
 	// MaxBody bounds request bodies; zero means DefaultMaxBody.
 	MaxBody int64
 	// Now is the clock; nil means time.Now.
@@ -81,7 +83,7 @@ type Options struct {
 // Server serves the Iceberg REST catalog. Build it with New.
 type Server struct {
 	opt       Options
-	tokens    tokens
+	tokens    *tokens
 	hostID    string
 	routes    []*route
 	endpoints []string
@@ -105,7 +107,10 @@ func New(opt Options) (*Server, error) {
 	if opt.NamespaceSeparator == "" {
 		opt.NamespaceSeparator = UnitSeparator
 	}
-	tk, err := newTokens(opt.TokenKey, opt.TokenTTL, opt.Now)
+	if opt.TokenKeys == nil {
+		opt.TokenKeys, _ = opt.Catalog.(TokenKeyStore)
+	}
+	tk, err := newTokens(opt.TokenKeys, opt.TokenTTL, opt.Now)
 	if err != nil {
 		return nil, err
 	}
@@ -206,7 +211,7 @@ func (s *Server) run(req *request) (int, []byte, error) {
 
 // encodeError renders err as the spec's error JSON.
 func (s *Server) encodeError(req *request, err error) (int, []byte, error) {
-	api := toAPIError(err)
+	api := toAPIError(err, req.id)
 	req.retryAfter = api.RetryAfter
 	out, _ := json.Marshal(errorBody{errorModel{Message: api.Message, Type: api.Type, Code: api.Status}})
 	return api.Status, out, err

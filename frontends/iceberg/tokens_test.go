@@ -4,6 +4,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"net/url"
+	"strings"
 	"testing"
 	"time"
 )
@@ -91,5 +92,48 @@ func TestOAuthTokenExchange(t *testing.T) {
 		if code, _, oe := token(tc.form, tc.hdr...); code != tc.status || oe.Error != tc.code || oe.Description == "" {
 			t.Errorf("%s: %d %+v, want %d %s", tc.name, code, oe, tc.status, tc.code)
 		}
+	}
+}
+
+// TestTokenEndpointWantsAForm sends the token endpoint bodies that are
+// not form-encoded and checks the RFC 6749 error JSON: invalid_request
+// with a description that names the form encoding and shows one.
+func TestTokenEndpointWantsAForm(t *testing.T) {
+	e := newEnv(t)
+	form := url.Values{"grant_type": {"client_credentials"}, "client_id": {"writer1"}, "client_secret": {"secret-writer1"}}.Encode()
+	for _, tc := range []struct {
+		name, contentType, body string
+		status                  int
+		code, says              string
+	}{
+		{"json", "application/json", `{"grant_type":"client_credentials","client_id":"writer1","client_secret":"secret-writer1"}`, 400, "invalid_request", "application/json"},
+		{"json without content type", "", `{"grant_type":"client_credentials"}`, 400, "invalid_request", "body is JSON"},
+		{"text", "text/plain", form, 400, "invalid_request", "text/plain"},
+		{"bad content type", "multipart/form-data; boundary=", form, 400, "invalid_request", "multipart/form-data"},
+		{"form", "application/x-www-form-urlencoded; charset=utf-8", form, 200, "", ""},
+		{"form without content type", "", form, 200, "", ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var hdr []string
+			if tc.contentType != "" {
+				hdr = []string{"Content-Type", tc.contentType}
+			}
+			w := e.do("", "POST", "/iceberg/v1/oauth/tokens", tc.body, hdr...)
+			if w.Code != tc.status {
+				t.Fatalf("%d %s, want %d", w.Code, w.Body, tc.status)
+			}
+			if tc.status == 200 {
+				return
+			}
+			var oe map[string]string
+			if err := json.Unmarshal(w.Body.Bytes(), &oe); err != nil || len(oe) != 2 {
+				t.Fatalf("not the OAuth error JSON: %s", w.Body)
+			}
+			d := oe["error_description"]
+			if oe["error"] != tc.code || !strings.Contains(d, "application/x-www-form-urlencoded") ||
+				!strings.Contains(d, "grant_type=client_credentials&client_id=") || !strings.Contains(d, tc.says) {
+				t.Errorf("error %q %q: want %s naming the form encoding and %q", oe["error"], d, tc.code, tc.says)
+			}
+		})
 	}
 }

@@ -89,7 +89,7 @@ var storeErrors = []sentinel{
 	{objstore.ErrBadDigest, APIError{"BadDigest", 400, "The Content-MD5 you specified did not match what we received."}},
 	{objstore.ErrQuorumLost, APIError{"SlowDown", 503, "Not enough drives are available to serve the request safely; please retry."}},
 	{objstore.ErrDataCorrupt, APIError{"InternalError", 500, "The stored data could not be read back intact."}},
-	{objstore.ErrInternal, APIError{"InternalError", 500, "We encountered an internal error. Please try again."}},
+	{objstore.ErrInternal, APIError{"InternalError", 500, "We encountered an internal error."}},
 	{objstore.ErrClosed, APIError{"ServiceUnavailable", 503, "The server is shutting down."}},
 	{objstore.ErrTooManyChanges, APIError{"InvalidRequest", 400, "The request changes more keys at once than the server's index takes in one transaction; change fewer keys per request."}},
 	// Object lock (objectlock.go).
@@ -150,15 +150,41 @@ func formError(err error) *APIError {
 	for _, e := range formErrors {
 		if errors.Is(err, e.err) {
 			a := e.api
-			msg := err.Error()
-			if i := strings.Index(msg, e.err.Error()+": "); i >= 0 {
-				msg = msg[i+len(e.err.Error())+2:]
-			}
-			a.Message = msg
+			a.Message = afterSentinel(err, e.err)
 			return &a
 		}
 	}
 	return nil
+}
+
+// afterSentinel is err's text after the sentinel's and ": " (all of it
+// when the sentinel's text is not followed by one).
+func afterSentinel(err, sentinel error) string {
+	msg := err.Error()
+	if i := strings.Index(msg, sentinel.Error()+": "); i >= 0 {
+		msg = msg[i+len(sentinel.Error())+2:]
+	}
+	return msg
+}
+
+// bucketNameError says which naming rule name breaks, in the words of
+// objstore.ValidateBucketName (`"My_Bucket": only lowercase letters, ...`),
+// and what the rules are.
+func bucketNameError(err error) *APIError {
+	why := afterSentinel(err, objstore.ErrInvalidBucketName)
+	if why == err.Error() {
+		why = "it breaks the bucket naming rules"
+	}
+	return &APIError{"InvalidBucketName", http.StatusBadRequest, "The specified bucket is not valid: " + why +
+		". A bucket name is 3 to 63 lowercase letters, digits, dots and hyphens, begins and ends with a letter or digit, " +
+		"has no two adjacent dots, is not an IP address, does not start with xn--, sthree- or amzn-s3-demo- " +
+		"and does not end with -s3alias, --ol-s3, .mrap, --x-s3 or --table-s3."}
+}
+
+// withRequestID ends the message of a 500, whose details only the server
+// log has, with the request id (rid) its access log line carries.
+func withRequestID(msg, rid string) string {
+	return strings.TrimSuffix(msg, ".") + "; the server log has the details under request id " + rid + "."
 }
 
 // sseErrors map the encryption sentinels (encryption at rest).
@@ -177,7 +203,10 @@ type sentinel struct {
 	api APIError
 }
 
-// toAPIError is the one mapping from errors to S3 error responses.
+// toAPIError is the one mapping from errors to S3 error responses. The
+// message says what was wrong and what to do; it never holds the error's
+// chain (the access log line does). writeError adds the request id to the
+// message of a 500.
 func toAPIError(err error) *APIError {
 	var api *APIError
 	if errors.As(err, &api) {
@@ -189,6 +218,9 @@ func toAPIError(err error) *APIError {
 	}
 	if storageFull(err) {
 		return errStorageFull
+	}
+	if errors.Is(err, objstore.ErrInvalidBucketName) {
+		return bucketNameError(err)
 	}
 	for _, t := range [][]sentinel{sseErrors, authErrors, storeErrors} {
 		for _, e := range t {
@@ -212,7 +244,7 @@ func toAPIError(err error) *APIError {
 	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
 		return &APIError{"RequestTimeout", 400, "Your socket connection to the server was not read from or written to within the timeout period."}
 	}
-	return &APIError{"InternalError", 500, "We encountered an internal error. Please try again."}
+	return &APIError{"InternalError", 500, "We encountered an internal error."}
 }
 
 // storageFull says whether err failed for lack of room: a system error

@@ -325,6 +325,20 @@ func (s *Server) deleteObject(w *recorder, req *request) error {
 	return nil
 }
 
+// keyError is the code and message of one key's failure in a
+// DeleteObjects answer. The request's access log line has no error (the
+// request succeeded), so an internal failure is logged here, under the
+// request id its message names.
+func (s *Server) keyError(req *request, key string, err error) (code, msg string) {
+	api := toAPIError(err)
+	if api.Status < http.StatusInternalServerError {
+		return api.Code, api.Message
+	}
+	s.opt.Logger.Error().Str("rid", req.id).Str("api", req.api).Str("bucket", req.bucket).
+		Str("key", key).Str("error", err.Error()).Msg("s3 key failed")
+	return api.Code, withRequestID(api.Message, req.id)
+}
+
 func (s *Server) deleteObjects(w *recorder, req *request) error {
 	var d deleteRequest
 	if err := decodeXML(req, &d, false); err != nil {
@@ -336,8 +350,8 @@ func (s *Server) deleteObjects(w *recorder, req *request) error {
 	res := deleteResult{NS: s3NS}
 	for _, o := range d.Objects {
 		if err := s.may(req, "s3:DeleteObject", req.bucket, o.Key); err != nil {
-			api := toAPIError(err)
-			res.Errors = append(res.Errors, deleteError{Key: o.Key, VersionID: o.VersionID, Code: api.Code, Message: api.Message})
+			code, msg := s.keyError(req, o.Key, err)
+			res.Errors = append(res.Errors, deleteError{Key: o.Key, VersionID: o.VersionID, Code: code, Message: msg})
 			continue
 		}
 		r, err := s.store.Delete(req.Context(), req.bucket, o.Key, objstore.DeleteOptions{VersionID: o.VersionID, BypassGovernance: s.bypassGovernance(req, o.Key)})
@@ -347,8 +361,8 @@ func (s *Server) deleteObjects(w *recorder, req *request) error {
 			}
 		}
 		if err != nil {
-			api := toAPIError(err)
-			res.Errors = append(res.Errors, deleteError{Key: o.Key, VersionID: o.VersionID, Code: api.Code, Message: api.Message})
+			code, msg := s.keyError(req, o.Key, err)
+			res.Errors = append(res.Errors, deleteError{Key: o.Key, VersionID: o.VersionID, Code: code, Message: msg})
 			continue
 		}
 		if d.Quiet {

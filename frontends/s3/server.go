@@ -269,7 +269,11 @@ func (s *Server) writeError(w *recorder, req *request, err error) {
 	if req.Method == http.MethodHead {
 		return
 	}
-	res := errorResponse{Code: api.Code, Message: api.Message, Resource: req.URL.Path,
+	msg := api.Message
+	if api.Status == http.StatusInternalServerError {
+		msg = withRequestID(msg, req.id)
+	}
+	res := errorResponse{Code: api.Code, Message: msg, Resource: req.URL.Path,
 		BucketName: req.bucket, Key: req.key, RequestID: req.id, HostID: s.hostID}
 	_, _ = w.Write([]byte(xml.Header))
 	_ = xml.NewEncoder(w).Encode(res)
