@@ -15,8 +15,8 @@ GOLANGCI  := $(GO) run github.com/golangci/golangci-lint/v2/cmd/golangci-lint@v2
 # (/usr/bin/python3 when it exists, as the tests prefer it). The deps
 # target installs only the packages whose check fails. The S3 client tests
 # (integration/s3_cli_*_test.go) use the first four, the mount tests
-# (integration/fs_*_test.go) rsync.
-TEST_TOOLS := aws:awscli py.boto3:python3-boto3 rclone:rclone s3cmd:s3cmd rsync:rsync
+# (integration/fs_*_test.go) rsync, setfattr and getfattr (attr).
+TEST_TOOLS := aws:awscli py.boto3:python3-boto3 rclone:rclone s3cmd:s3cmd rsync:rsync setfattr:attr
 
 .PHONY: all build run deps engines test-engines test bench lint clean
 

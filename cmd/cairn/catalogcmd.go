@@ -90,6 +90,7 @@ func catalogCommand(done func(invocation)) *cobra.Command {
 		catalogVerbCommand(catalogVerbStatus, "The warehouse's backing, snapshot, fence and counts (GET .../catalog/status)",
 			"  cairn admin catalog status lakehouse\n  CAIRN_ENDPOINT=127.0.0.1:9100 cairn admin catalog status lakehouse --json", done),
 		rehearsalCommand(done),
+		rotateTokenKeyCommand(done),
 	)
 	return g
 }

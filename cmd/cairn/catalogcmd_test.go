@@ -29,7 +29,7 @@ func TestParseCatalog(t *testing.T) {
 		wantOpts any    // nil: not compared
 		wantErr  string // substring; "" means success
 	}{
-		{name: "nothing", args: []string{"admin", "catalog"}, wantErr: "want backup, migration, recover, rehearsal, restore or status"},
+		{name: "nothing", args: []string{"admin", "catalog"}, wantErr: "want backup, migration, recover, rehearsal, restore, rotate-token-key or status"},
 		{name: "unknown verb", args: []string{"admin", "catalog", "frobnicate", "wh"}, wantErr: `unknown admin catalog command "frobnicate"`},
 		{name: "migration without action", args: []string{"admin", "catalog", "migration"}, wantErr: "want cancel, materialize or preflight"},
 		{name: "migration unknown action", args: []string{"admin", "catalog", "migration", "materialise", "wh"}, wantErr: `unknown admin catalog migration command "materialise"; did you mean materialize?`},

@@ -75,6 +75,8 @@ func dispatch(ctx context.Context, inv invocation, d deps) error {
 		return runStatus(ctx, o, d)
 	case doctorOptions:
 		return runDoctor(ctx, o, d)
+	case tokenKeyOptions:
+		return runCatalogRotateTokenKey(ctx, o, d)
 	case tableBucketOptions:
 		return runTableBucket(ctx, o, d)
 	case catalogOptions:

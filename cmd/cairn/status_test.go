@@ -45,7 +45,12 @@ func TestRunStatus(t *testing.T) {
 	}
 
 	out.Reset()
-	if err := runStatus(ctx, statusOptions{Endpoint: strings.TrimPrefix(srv.URL, "http://"), JSON: true}, d); err != nil {
+	// HOST:PORT, as --endpoint takes it.
+	ep, err := endpointFlag{Value: strings.TrimPrefix(srv.URL, "http://")}.resolve("admin status")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := runStatus(ctx, statusOptions{Endpoint: ep, JSON: true}, d); err != nil {
 		t.Fatal(err)
 	}
 	var m map[string]any
@@ -75,7 +80,7 @@ func TestRunStatus(t *testing.T) {
 	}
 	t.Setenv("CAIRN_ROOT_USER", "reader")
 	t.Setenv("CAIRN_ROOT_PASSWORD", "readersecret")
-	err := runStatus(ctx, statusOptions{Endpoint: srv.URL}, d)
+	err = runStatus(ctx, statusOptions{Endpoint: srv.URL}, d)
 	if err == nil || !strings.Contains(err.Error(), "AccessDenied") {
 		t.Fatalf("status as a non-root user: %v, want AccessDenied", err)
 	}

@@ -8,14 +8,42 @@ import (
 	"strings"
 	"time"
 
+	"github.com/rs/zerolog"
+	"github.com/spf13/cobra"
+
 	"github.com/cairnstore/cairn/frontends/iceberg"
 )
 
 // tokenKeyOptions are the flags of "cairn admin catalog rotate-token-key".
 type tokenKeyOptions struct {
-	// Endpoint is the server's URL (--endpoint, default
-	// http://127.0.0.1:9000).
+	// Endpoint is the server's base URL, resolved: --endpoint,
+	// $CAIRN_ENDPOINT or the default.
 	Endpoint string
+}
+
+func rotateTokenKeyCommand(done func(invocation)) *cobra.Command {
+	var o tokenKeyOptions
+	var ep endpointFlag
+	c := leafCommand("rotate-token-key", "Make a new key for the catalog's OAuth2 tokens (tokens of the previous key stay valid until they expire)",
+		`  cairn admin catalog rotate-token-key
+  cairn admin catalog rotate-token-key --endpoint 127.0.0.1:9100`,
+		func(c *cobra.Command, args []string) error {
+			name := commandName(c)
+			if err := noArgs(c, args); err != nil {
+				return err
+			}
+			var err error
+			if o.Endpoint, err = ep.resolve(name); err != nil {
+				return err
+			}
+			if err := checkRootEnv(name); err != nil {
+				return err
+			}
+			done(invocation{name: name, opts: o, logLevel: zerolog.InfoLevel})
+			return nil
+		})
+	ep.register(c.Flags(), "the server's")
+	return c
 }
 
 // runCatalogRotateTokenKey rotates the key that signs the Iceberg face's
