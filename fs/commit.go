@@ -20,6 +20,7 @@ import (
 // so that they are visible when the call returns.
 func (n *fileNode) metaChangedLocked(ctx context.Context) error {
 	n.ws.metaDirty = true
+	n.ws.attrs.ctime = time.Now()
 	if err := n.refreshLocked(); err != nil {
 		return n.failGateLocked(err)
 	}
