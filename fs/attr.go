@@ -34,13 +34,18 @@ type attrs struct {
 	perm     uint32 // permission bits (07777)
 	uid, gid uint32
 	mtime    time.Time
-	size     int64
+	// ctime is when the attributes or the content last changed: the
+	// version's time in the store (a change of metadata alone makes a
+	// version too), zero where nothing says (fill shows mtime then).
+	// It is never stored: x-cairn-mtime is the mtime alone.
+	ctime time.Time
+	size  int64
 }
 
 // attrsFrom reads the attributes kept in an object's metadata, with the
 // object's own size and time where the metadata says nothing.
 func attrsFrom(info objstore.ObjectInfo, defPerm uint32, owner owner) attrs {
-	a := attrs{perm: defPerm, uid: owner.uid, gid: owner.gid, mtime: info.ModTime, size: info.Size}
+	a := attrs{perm: defPerm, uid: owner.uid, gid: owner.gid, mtime: info.ModTime, ctime: info.ModTime, size: info.Size}
 	if v, ok := info.Meta[metaMode]; ok {
 		if n, err := strconv.ParseUint(v, 8, 32); err == nil {
 			a.perm = uint32(n) & 0o7777
@@ -96,7 +101,33 @@ func (a attrs) fill(out *fuse.Attr, typ uint32) {
 		out.Blocks = 8
 	}
 	out.Owner = fuse.Owner{Uid: a.uid, Gid: a.gid}
-	out.SetTimes(&a.mtime, &a.mtime, &a.mtime)
+	ctime := a.ctimeShown()
+	out.SetTimes(&a.mtime, &a.mtime, &ctime)
+}
+
+// ctimeShown is the ctime a stat shows: never before the mtime (a write
+// or a utimens changes both), which it is when nothing says more.
+func (a attrs) ctimeShown() time.Time {
+	if a.ctime.Before(a.mtime) {
+		return a.mtime
+	}
+	return a.ctime
+}
+
+// pinMtime returns m holding the mtime a shows, for a change of metadata
+// alone (setxattr) of an object whose mtime is its version's time
+// (written over S3, no x-cairn-mtime): the change makes a new version,
+// which must not move the mtime, only the ctime.
+func pinMtime(m map[string]string, a attrs) map[string]string {
+	if _, ok := m[metaMtime]; ok {
+		return m
+	}
+	out := maps.Clone(m)
+	if out == nil {
+		out = map[string]string{}
+	}
+	out[metaMtime] = strconv.FormatInt(a.mtime.UnixNano(), 10)
+	return out
 }
 
 // applySetattr changes a as a setattr request asks (mode, owner, mtime)

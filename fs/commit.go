@@ -5,6 +5,7 @@ package fs
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"maps"
@@ -19,8 +20,9 @@ import (
 // so that they are visible when the call returns.
 func (n *fileNode) metaChangedLocked(ctx context.Context) error {
 	n.ws.metaDirty = true
+	n.ws.attrs.ctime = time.Now()
 	if err := n.refreshLocked(); err != nil {
-		return err
+		return n.failGateLocked(err)
 	}
 	if n.ws.dirty || n.ws.phase == phaseGated {
 		return nil
@@ -73,10 +75,10 @@ func (n *fileNode) commitLocked(ctx context.Context, final bool) error {
 		return nil
 	}
 	if err := n.refreshLocked(); err != nil {
-		return err
+		return n.failGateLocked(err)
 	}
 	if ws.phase == phaseGated {
-		if final {
+		if final || ws.failed != nil {
 			if err := n.openGateLocked(ws.failed); err != nil {
 				return err
 			}
@@ -185,7 +187,17 @@ func (n *fileNode) gateLocked(ctx context.Context) error {
 	g.timer = time.AfterFunc(gateDelay, func() {
 		n.mu.Lock()
 		defer n.mu.Unlock()
-		if n.ws != ws || ws.gate != g {
+		if ws.gate != g {
+			return // opened already
+		}
+		if n.ws != ws {
+			// The state ended with its gate shut (a bug of the mount):
+			// the put and the key's readers would wait for ever. Fail
+			// the put; the file keeps its last version.
+			ws.gate = nil
+			g.err = fmt.Errorf("%w: %s: its writers ended before their content was committed", objstore.ErrIncompleteBody, n.Path(nil))
+			close(g.ready)
+			n.fsys.log.Error().Err(g.err).Str("path", n.Path(nil)).Msg("gated put failed by its timer")
 			return
 		}
 		cause := ws.failed
@@ -197,6 +209,20 @@ func (n *fileNode) gateLocked(ctx context.Context) error {
 		}
 	})
 	return ws.moveTo(phaseGated)
+}
+
+// failGateLocked returns err, opening the gate with it first when the
+// state is gated: once a put waits at the gate, every way out of a
+// commit that fails must let it go (failing it), or it and the key's
+// readers wait for ever.
+func (n *fileNode) failGateLocked(err error) error {
+	if n.ws.phase != phaseGated {
+		return err
+	}
+	if gerr := n.openGateLocked(err); gerr != nil {
+		return errors.Join(err, gerr)
+	}
+	return err
 }
 
 // openGateLocked lets the gated put read the content as it is now, or

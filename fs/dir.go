@@ -164,13 +164,13 @@ func (d *dirNode) child(ctx context.Context, name string, e entry, out *fuse.Ent
 	existing := d.GetChild(name)
 	switch e.kind {
 	case kindDir:
+		bucket, prefix := d.loc()
 		if !e.hasInfo {
-			bucket, prefix := d.loc()
 			if info, err := d.fsys.store.Head(ctx, bucket, prefix+name+"/", objstore.GetOptions{}); err == nil {
 				e.info, e.hasInfo = info, true
 			}
 		}
-		d.fsys.dirAttrs(e).fill(&out.Attr, syscall.S_IFDIR)
+		d.fsys.dirAttrsAt(ctx, bucket, prefix+name+"/", e).fill(&out.Attr, syscall.S_IFDIR)
 		if existing != nil {
 			if _, ok := existing.Operations().(*dirNode); ok {
 				return existing, 0
@@ -198,12 +198,54 @@ func (d *dirNode) child(ctx context.Context, name string, e entry, out *fuse.Ent
 }
 
 // dirAttrs are a directory's attributes: its marker's, or defaults for a
-// directory that only exists through the keys under it.
+// directory that only exists through the keys under it (implied), with no
+// mtime (dirAttrsAt finds it; permission checks need none).
 func (f *FS) dirAttrs(e entry) attrs {
 	if e.hasInfo {
 		return attrsFrom(e.info, defaultDirMode, f.owner)
 	}
-	return attrs{perm: defaultDirMode, uid: f.owner.uid, gid: f.owner.gid, mtime: time.Unix(0, 0)}
+	return attrs{perm: defaultDirMode, uid: f.owner.uid, gid: f.owner.gid}
+}
+
+// dirAttrsAt are dirAttrs of the directory at prefix ("a/b/") of bucket,
+// with the mtime of an implied one (impliedMtime).
+func (f *FS) dirAttrsAt(ctx context.Context, bucket, prefix string, e entry) attrs {
+	a := f.dirAttrs(e)
+	if !e.hasInfo {
+		a.mtime = f.impliedMtime(ctx, bucket, prefix)
+	}
+	return a
+}
+
+// impliedMtimeKeys is how many keys under an implied directory
+// impliedMtime looks at: one page of a listing.
+const impliedMtimeKeys = 256
+
+// impliedMtime is the mtime of a directory that has no marker: the
+// newest mtime of the files directly in it, of the first
+// impliedMtimeKeys keys, as a directory's mtime is when its latest entry
+// was made; the bucket's creation when it holds none (only directories,
+// or the listing failed). Never the Unix epoch: find -newer, rsync and
+// make would take the directory for 55 years old.
+func (f *FS) impliedMtime(ctx context.Context, bucket, prefix string) time.Time {
+	var newest time.Time
+	page, err := f.store.List(ctx, bucket, objstore.ListOptions{Prefix: prefix, Delimiter: "/", MaxKeys: impliedMtimeKeys})
+	if err == nil {
+		for _, o := range page.Objects {
+			if mt := attrsFrom(o, 0, f.owner).mtime; o.Key != prefix && mt.After(newest) {
+				newest = mt
+			}
+		}
+	}
+	if newest.IsZero() {
+		if b, err := f.store.HeadBucket(ctx, bucket); err == nil {
+			newest = b.Created
+		}
+	}
+	if newest.IsZero() {
+		newest = time.Now() // the bucket is gone: the directory goes with it
+	}
+	return newest
 }
 
 func (d *dirNode) Readdir(ctx context.Context) (gofs.DirStream, syscall.Errno) {
@@ -292,7 +334,7 @@ func (d *dirNode) attrs(ctx context.Context) (a attrs, marker *objstore.ObjectIn
 	case err == nil:
 		return d.fsys.dirAttrs(entry{kind: kindDir, info: info, hasInfo: true}), &info, nil
 	case isNotFound(err):
-		return d.fsys.dirAttrs(entry{kind: kindDir}), nil, nil
+		return d.fsys.dirAttrsAt(ctx, bucket, prefix, entry{kind: kindDir}), nil, nil
 	default:
 		return attrs{}, nil, err
 	}

@@ -138,7 +138,9 @@ func (d *dirNode) keepAlive(ctx context.Context) error {
 	if err != nil || len(page.Objects) > 0 {
 		return err
 	}
-	return d.fsys.putMarker(ctx, bucket, prefix, d.fsys.dirAttrs(entry{kind: kindDir}))
+	a := d.fsys.dirAttrs(entry{kind: kindDir})
+	a.mtime = time.Now() // emptied now
+	return d.fsys.putMarker(ctx, bucket, prefix, a)
 }
 
 func (d *dirNode) Create(ctx context.Context, name string, flags uint32, mode uint32, out *fuse.EntryOut) (*gofs.Inode, gofs.FileHandle, uint32, syscall.Errno) {

@@ -68,7 +68,10 @@
 //   - gated: passthrough, and a flush started a background put held at a
 //     gate (commit.go) until the content is final: the last release,
 //     fsync, gateDelay, or the file's removal opens it, back to
-//     passthrough.
+//     passthrough. Once gated, a commit that fails opens the gate with
+//     its error (failGateLocked), and the timer opens a gate still shut
+//     even when its state ended, so that no put, and no reader of its
+//     key, waits for ever.
 //
 // The moves are base or buffered to staged (the content outgrows the
 // buffer or changes the base) or to passthrough (the first writer, at

@@ -14,7 +14,12 @@ import (
 
 // Extended attributes. user.NAME is the S3 user metadata x-amz-meta-NAME
 // (names are lower-cased, as HTTP headers are); user.cairn.* attributes are
-// read-only facts of the current version. Other namespaces (security.,
+// read-only facts of the current version, readable by name but not
+// listed: cp -a, rsync -aX and mv across buckets copy what listxattr
+// shows, and a fact set on the copy would be refused (EPERM) or wrong
+// (the copy's ETag is its own). Setting a fact to the value it holds is
+// accepted and changes nothing, so that a tool copying attributes
+// between two files of one version stays quiet. Other namespaces (security.,
 // system., trusted.) are not kept: getting, setting or removing one is
 // ENOTSUP, as on a Linux filesystem without them, which also tells ls(1)
 // to stop asking for SELinux labels and POSIX ACLs on the mount (coreutils
@@ -64,7 +69,43 @@ func getxattr(info objstore.ObjectInfo, attr string, dest []byte) (uint32, sysca
 	return uint32(copy(dest, v)), 0
 }
 
-// listxattr answers listxattr for the object info describes.
+// isFact says whether attr names a user.cairn.* fact, in the
+// lower-cased form setxattr stores names in.
+func isFact(attr string) bool {
+	return kept(attr) && strings.HasPrefix(xattrUser+strings.ToLower(strings.TrimPrefix(attr, xattrUser)), xattrFacts)
+}
+
+// setFact answers a setxattr (or, with remove, a removexattr) of the fact
+// attr of the version info describes (nil: a directory without a marker,
+// which has none): setting the value it holds is accepted and changes
+// nothing, anything else is EPERM.
+func setFact(info *objstore.ObjectInfo, attr string, data []byte, flags uint32, remove bool) syscall.Errno {
+	if remove || info == nil {
+		return syscall.EPERM
+	}
+	v, ok := facts(*info)[xattrUser+strings.ToLower(strings.TrimPrefix(attr, xattrUser))]
+	switch {
+	case !ok || v != string(data):
+		return syscall.EPERM
+	case flags&xattrCreate != 0:
+		return syscall.EEXIST
+	}
+	return 0
+}
+
+// refuseFact answers a write of the fact attr on the node at path, with
+// the log line of a refusal.
+func (f *FS) refuseFact(info *objstore.ObjectInfo, path, attr string, data []byte, flags uint32, remove bool) syscall.Errno {
+	errno := setFact(info, attr, data, flags, remove)
+	if errno == syscall.EPERM {
+		f.log.Info().Str("path", path).Str("xattr", attr).Bool("remove", remove).
+			Msg("xattr change refused: user.cairn.* attributes are read-only facts of the current version; only their own value may be set")
+	}
+	return errno
+}
+
+// listxattr answers listxattr for the object info describes: its user
+// metadata, without the facts (readable by name only).
 func listxattr(info objstore.ObjectInfo, dest []byte) (uint32, syscall.Errno) {
 	var names []string
 	for k := range info.Meta {
@@ -74,7 +115,6 @@ func listxattr(info objstore.ObjectInfo, dest []byte) (uint32, syscall.Errno) {
 			names = append(names, name)
 		}
 	}
-	names = append(names, slices.Collect(maps.Keys(facts(info)))...)
 	slices.Sort(names)
 	var b []byte
 	for _, n := range names {
@@ -176,6 +216,13 @@ func (n *fileNode) xattrInfo(ctx context.Context) (objstore.ObjectInfo, error) {
 }
 
 func (n *fileNode) changeXattr(ctx context.Context, attr string, data []byte, flags uint32, remove bool) syscall.Errno {
+	if isFact(attr) {
+		info, err := n.xattrInfo(ctx)
+		if err != nil {
+			return n.fsys.errno("setxattr", n.Path(nil), err)
+		}
+		return n.fsys.refuseFact(&info, n.Path(nil), attr, data, flags, remove)
+	}
 	n.mu.Lock()
 	if n.ws != nil {
 		defer n.mu.Unlock()
@@ -196,6 +243,7 @@ func (n *fileNode) changeXattr(ctx context.Context, attr string, data []byte, fl
 		return errno
 	}
 	bucket, key := n.key()
+	m = pinMtime(m, attrsFrom(info, defaultFileMode, n.fsys.owner))
 	return n.fsys.errno("setxattr", n.Path(nil), n.fsys.setMeta(ctx, bucket, key, info.ContentType, m))
 }
 
@@ -255,6 +303,9 @@ func (d *dirNode) changeXattr(ctx context.Context, attr string, data []byte, fla
 	if err != nil {
 		return d.fsys.errno("setxattr", d.Path(nil), err)
 	}
+	if isFact(attr) {
+		return d.fsys.refuseFact(marker, d.Path(nil), attr, data, flags, remove)
+	}
 	var cur map[string]string
 	contentType := ""
 	if marker != nil {
@@ -265,7 +316,7 @@ func (d *dirNode) changeXattr(ctx context.Context, attr string, data []byte, fla
 		return errno
 	}
 	if marker != nil {
-		err = d.fsys.setMeta(ctx, bucket, prefix, contentType, m)
+		err = d.fsys.setMeta(ctx, bucket, prefix, contentType, pinMtime(m, a))
 	} else {
 		err = d.fsys.put(ctx, bucket, prefix, nil, objstore.PutOptions{Meta: withAttrs(m, a)})
 	}
