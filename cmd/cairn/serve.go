@@ -46,6 +46,8 @@ type serveOptions struct {
 	// Region is the S3 face's region (GetBucketLocation, HeadBucket,
 	// CreateBucket's location constraint and re-create answer).
 	Region string
+	// NoConsole turns the web console at /console/ off.
+	NoConsole bool
 }
 
 func parseServe(args []string) (invocation, error) {
@@ -60,6 +62,7 @@ func parseServe(args []string) (invocation, error) {
 	o.Memory.register(fs)
 	o.SSE.register(fs)
 	fs.StringVar(&o.Region, "region", defaultRegion, "the S3 `region` the server answers for (us-east-1 answers a re-create of one's own bucket 200, as S3 does there)")
+	fs.BoolVar(&o.NoConsole, "no-console", false, "do not serve the web console at /console/")
 	fs.DurationVar(&o.LifecycleInterval, "lifecycle-interval", 0, "how often lifecycle rules are applied (0: 1h)")
 	fs.DurationVar(&o.LifecycleDay, "lifecycle-day", 0, "the length of a lifecycle rule's day (0: 24h; shorter to rehearse rules)")
 	if help, err := parseFlags(fs, args); help != nil || err != nil {
@@ -142,6 +145,11 @@ func runServe(ctx context.Context, o serveOptions, d deps) (err error) {
 	r, err := newRouter(ctx, st, parts, logger, o.SSE.s3Option(keys), func(so *s3.Options) { so.Region = o.Region })
 	if err != nil {
 		return err
+	}
+	if !o.NoConsole {
+		if r, err = withConsole(r, o.Region, logger); err != nil {
+			return err
+		}
 	}
 
 	ln, err := (&net.ListenConfig{}).Listen(ctx, "tcp", o.Address)
