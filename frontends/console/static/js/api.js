@@ -64,7 +64,17 @@ export async function json(method, path, body) {
   const resp = await call(method, path, opts);
   if (resp.status === 204) return null;
   const t = await resp.text();
-  return t ? JSON.parse(t) : null;
+  return t ? parseJSON(t) : null;
+}
+
+// parseJSON keeps integers beyond 2^53 (Iceberg's snapshot ids are
+// 64-bit) as their decimal strings instead of rounding them: the reviver
+// reads the source text where the browser offers it.
+export function parseJSON(text) {
+  return JSON.parse(text, (k, v, ctx) => {
+    if (typeof v === 'number' && !Number.isSafeInteger(v) && Number.isInteger(v) && ctx && typeof ctx.source === 'string') return ctx.source;
+    return v;
+  });
 }
 
 // keyPath encodes an S3 key for a path (each segment on its own).

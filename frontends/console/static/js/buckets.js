@@ -7,6 +7,11 @@ import { el, table, kv, confirmDialog, formDialog, toast, showError, bytes, when
 
 const S3NS = 'http://s3.amazonaws.com/doc/2006-03-01/';
 
+// uploads holds the progress rows of a bucket's uploads; it outlives the
+// re-rendering of the object list, so a finished upload stays in view
+// until the user browses another bucket or dismisses it.
+const uploads = el('div', { 'data-testid': 'uploads' });
+
 export async function bucketsPage(page) {
   page.append(el('h1', {}, 'Buckets'),
     el('div', { class: 'toolbar' },
@@ -84,7 +89,10 @@ async function objects(page, bucket, prefix, token) {
   const file = el('input', { type: 'file', multiple: true, 'data-testid': 'upload-input', hidden: true, onchange: () => upload(bucket, prefix, file, uploads) });
   const filter = el('input', { placeholder: 'Filter by prefix', value: prefix, 'data-testid': 'prefix-filter',
     onkeydown: (e) => { if (e.key === 'Enter') go(prefixHash(bucket, filter.value)); } });
-  const uploads = el('div', { 'data-testid': 'uploads' });
+  if (uploads.dataset.bucket !== bucket) {
+    uploads.replaceChildren();
+    uploads.dataset.bucket = bucket;
+  }
   page.append(crumbs,
     el('div', { class: 'toolbar' }, filter,
       el('button', { onclick: () => go(prefixHash(bucket, filter.value)) }, 'Go'),
@@ -141,7 +149,9 @@ async function upload(bucket, prefix, input, box) {
     const key = prefix + f.name;
     const bar = el('progress', { max: '100', value: '0', 'data-testid': 'upload-progress', 'data-key': key });
     const label = el('span', { 'data-testid': 'upload-percent' }, '0%');
-    const row = el('div', { class: 'upload', 'data-testid': 'upload-row' }, el('div', {}, el('strong', {}, key), ' · ', bytes(f.size), ' · ', label), bar);
+    const row = el('div', { class: 'upload', 'data-testid': 'upload-row' });
+    row.append(el('div', { class: 'toolbar' }, el('strong', {}, key), ' · ', bytes(f.size), ' · ', label, el('span', { class: 'grow' }),
+      el('button', { class: 'link-dark', title: 'Dismiss', onclick: () => row.remove() }, '×')), bar);
     box.append(row);
     try {
       await uploadFile(bucket, key, f, (loaded, total) => {

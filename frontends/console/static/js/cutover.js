@@ -66,7 +66,7 @@ async function warehouse(page, wh) {
         ['Commit log / idempotency / prefixes', `${p.commit_log_count} / ${p.idempotency_index_count} / ${p.warehouse_prefix_count}`],
         ['Object-backed writes fenced', p.object_backed_writes_fenced ? 'yes' : 'no'],
         ['Ready to enable durable-strong', p.ready_to_enable_durable_strong ? 'yes' : 'no'],
-        ['Fence', p.fence ? `${p.fence.fence} ${p.fence.migration_id || ''}` : 'none'],
+        ['Fence', fenceText(p.fence)],
         ['Rollback', p.rollback ? `${p.rollback.backing_config_key}=${p.rollback.rollback_backing_value}${p.rollback.requires_operator_restart ? ' (restart)' : ''}` : ''],
       ]),
       el('h2', {}, 'Blockers'), (p.blockers || []).length ? el('ul', {}, p.blockers.map((b) => el('li', { class: 'error' }, b))) : el('p', { class: 'ok' }, 'None.'),

@@ -119,7 +119,7 @@ async function tablePage(page, wh, levels, name) {
     ['Table UUID', m['table-uuid']],
     ['Location', m.location],
     ['Metadata', lt['metadata-location']],
-    ['Current snapshot', m['current-snapshot-id'] != null && m['current-snapshot-id'] !== -1 ? String(m['current-snapshot-id']) : 'none'],
+    ['Current snapshot', m['current-snapshot-id'] != null && String(m['current-snapshot-id']) !== '-1' ? String(m['current-snapshot-id']) : 'none'],
     ['Last updated', when(m['last-updated-ms'])],
   ]));
   const schemas = m.schemas || [];
@@ -141,7 +141,7 @@ async function tablePage(page, wh, levels, name) {
         id: String(s['snapshot-id']),
         cells: [el('code', {}, String(s['snapshot-id'])), s['parent-snapshot-id'] != null ? el('code', {}, String(s['parent-snapshot-id'])) : '',
           when(s['timestamp-ms']), sum.operation || '', sum['added-records'] || '', sum['total-records'] || '', sum['total-data-files'] || '',
-          s['snapshot-id'] === m['current-snapshot-id'] ? badge('current', 'ok') : ''],
+          String(s['snapshot-id']) === String(m['current-snapshot-id']) ? badge('current', 'ok') : ''],
       };
     }), { empty: 'No snapshots: the table has no data yet.', testid: 'snapshots' }));
   const props = Object.entries(m.properties || {});
