@@ -274,3 +274,39 @@ func TestConsoleBrowser(t *testing.T) {
 	}
 	t.Logf("screenshots in %s", artifacts)
 }
+
+// TestConsoleOff: `serve --no-console` leaves /console/ to S3 (an
+// anonymous request for a bucket named console), and the console answers
+// without the flag.
+func TestConsoleOff(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		flags []string
+		want  bool // the console's page is served
+	}{
+		{"default", nil, true},
+		{"no-console", []string{"--no-console"}, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := startServer(t, t.TempDir(), tc.flags...)
+			s.waitReady(readyTimeout)
+			resp, err := http.Get(s.url("/console/"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			var b bytes.Buffer
+			_, err = b.ReadFrom(resp.Body)
+			_ = resp.Body.Close()
+			if err != nil {
+				t.Fatal(err)
+			}
+			served := resp.StatusCode == http.StatusOK && strings.Contains(b.String(), "<title>Cairn console</title>")
+			if served != tc.want {
+				t.Errorf("GET /console/ with %v: %d %.200q; console served %v, want %v", tc.flags, resp.StatusCode, b.String(), served, tc.want)
+			}
+			if code := s.stop(stopTimeout); code != 0 {
+				t.Errorf("exit %d after SIGTERM", code)
+			}
+		})
+	}
+}

@@ -132,3 +132,48 @@ func TestConsoleSignedConsoleBucket(t *testing.T) {
 		t.Fatalf("GET /console/ after creating bucket console: %d %q", status, body)
 	}
 }
+
+// TestConsoleUserPolicy: the console acts as the signed-in user, so a
+// readonly user reads but cannot write, and is not root.
+func TestConsoleUserPolicy(t *testing.T) {
+	root := startConsole(t)
+	for _, step := range []struct {
+		method, path, body string
+		want               int
+	}{
+		{"POST", "/console/api/session", `{"access_key":"rootkey","secret_key":"rootsecret"}`, 200},
+		{"PUT", "/console/api/s3/shared", "", 200},
+		{"PUT", "/console/api/s3/shared/hello.txt", "hi", 200},
+		{"PUT", "/console/api/admin/users/reader", `{"secret_key":"readersecret","policy":"readonly"}`, 200},
+	} {
+		if status, body := root.do(step.method, step.path, step.body, true); status != step.want {
+			t.Fatalf("root %s %s: %d %s", step.method, step.path, status, body)
+		}
+	}
+	jar, err := cookiejar.New(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	reader := &consoleClient{t: t, srv: root.srv, http: &http.Client{Jar: jar}}
+	for _, tc := range []struct {
+		name, method, path, body string
+		want                     int
+		substr                   string
+	}{
+		{"sign-in", "POST", "/console/api/session", `{"access_key":"reader","secret_key":"readersecret"}`, 200, `"root":false`},
+		// ListBuckets lists the buckets one owns, as on S3; the UI opens
+		// others by name.
+		{"list buckets", "GET", "/console/api/s3/", "", 200, "<Owner><ID>reader</ID>"},
+		{"list a bucket", "GET", "/console/api/s3/shared?list-type=2", "", 200, "<Key>hello.txt</Key>"},
+		{"read", "GET", "/console/api/s3/shared/hello.txt", "", 200, "hi"},
+		{"write refused", "PUT", "/console/api/s3/shared/new.txt", "no", 403, "<Code>AccessDenied</Code>"},
+		{"delete refused", "DELETE", "/console/api/s3/shared/hello.txt", "", 403, "<Code>AccessDenied</Code>"},
+		{"users refused", "GET", "/console/api/admin/users", "", 403, "AccessDenied"},
+		{"table buckets refused", "GET", "/console/api/admin/table-buckets", "", 403, "root user only"},
+	} {
+		status, body := reader.do(tc.method, tc.path, tc.body, true)
+		if status != tc.want || !strings.Contains(body, tc.substr) {
+			t.Errorf("reader %s: %s %s = %d %q, want %d containing %q", tc.name, tc.method, tc.path, status, body, tc.want, tc.substr)
+		}
+	}
+}

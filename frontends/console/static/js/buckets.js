@@ -13,8 +13,13 @@ const S3NS = 'http://s3.amazonaws.com/doc/2006-03-01/';
 const uploads = el('div', { 'data-testid': 'uploads' });
 
 export async function bucketsPage(page) {
+  // ListBuckets lists the buckets one owns; a bucket someone else owns
+  // but lets the user read is opened by name.
+  const open = el('input', { placeholder: 'Open a bucket by name', 'data-testid': 'open-bucket',
+    onkeydown: (e) => { if (e.key === 'Enter' && open.value.trim()) go(`#/buckets/${encodeURIComponent(open.value.trim())}`); } });
   page.append(el('h1', {}, 'Buckets'),
-    el('div', { class: 'toolbar' },
+    el('div', { class: 'toolbar' }, open,
+      el('button', { onclick: () => { if (open.value.trim()) go(`#/buckets/${encodeURIComponent(open.value.trim())}`); } }, 'Open'),
       el('span', { class: 'grow' }),
       el('button', { class: 'primary', 'data-testid': 'create-bucket', onclick: createBucket }, 'Create bucket')));
   const doc = await xml(await call('GET', '/s3/'));
