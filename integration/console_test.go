@@ -233,6 +233,7 @@ func TestConsoleBrowser(t *testing.T) {
 
 	// Upload: progress events were seen and the bar went up to 100%.
 	up := byStep["uploaded"]
+	t.Logf("upload of %d bytes: %d progress events, the bar showed %v%%", len(big), up.UploadEvents, up.Percents)
 	if up.UploadEvents < 1 || len(up.Percents) == 0 || up.Percents[len(up.Percents)-1] != 100 {
 		t.Errorf("upload progress: %d events, percents %v; want events and a last percent of 100", up.UploadEvents, up.Percents)
 	}

@@ -112,7 +112,7 @@ async function objects(page, bucket, prefix, token) {
   const rows = [];
   for (const cp of kids(root, 'CommonPrefixes')) {
     const p = tx(cp, 'Prefix');
-    rows.push({ id: p, cells: [el('a', { href: prefixHash(bucket, p), 'data-testid': 'folder' }, '📁 ' + p.slice(prefix.length)), '', '', ''] });
+    rows.push({ id: p, cells: [el('a', { href: prefixHash(bucket, p), class: 'folder', 'data-testid': 'folder' }, p.slice(prefix.length)), '', '', ''] });
   }
   for (const c of kids(root, 'Contents')) {
     const key = tx(c, 'Key');
