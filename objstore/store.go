@@ -137,15 +137,15 @@ func openIndexed(ctx context.Context, opt Options) (*Store, error) {
 	if opt.WriteBuffers > 0 {
 		s.writeBufs = erasure.NewBudget(opt.WriteBuffers)
 	}
-	if err := s.loadLayout(ctx); err != nil {
+	fresh, err := s.loadLayout(ctx)
+	if err != nil {
 		s.md5srv.Close()
 		return nil, err
 	}
-	if err := s.openDrives(ctx); err != nil {
+	if err := s.openDrives(ctx, fresh); err != nil {
 		s.md5srv.Close()
 		return nil, err
 	}
-	var err error
 	if s.leases, err = newLeaser(); err != nil {
 		s.md5srv.Close()
 		return nil, err
@@ -162,8 +162,11 @@ func openIndexed(ctx context.Context, opt Options) (*Store, error) {
 	return s, nil
 }
 
-func (s *Store) loadLayout(ctx context.Context) error {
-	return s.idx.Update(ctx, func(tx meta.Tx) error {
+// loadLayout reads the recorded layout, or records a new one; fresh
+// reports the latter (a new store).
+func (s *Store) loadLayout(ctx context.Context) (fresh bool, err error) {
+	err = s.idx.Update(ctx, func(tx meta.Tx) error {
+		fresh = false
 		want := s.opt.DriveCount
 		if len(s.opt.Drives) > 0 {
 			want = len(s.opt.Drives)
@@ -203,8 +206,10 @@ func (s *Store) loadLayout(ctx context.Context) error {
 			return err
 		}
 		s.layout = meta.Layout{Set: hex.EncodeToString(set[:]), Drives: want, Parity: parity, BlockSize: s.opt.BlockSize}
+		fresh = true
 		return tx.Put(meta.Settings, []byte("layout"), meta.Encode(s.layout))
 	})
+	return fresh, err
 }
 
 func checkParity(drives, parity int) error {
@@ -214,13 +219,19 @@ func checkParity(drives, parity int) error {
 	return nil
 }
 
-func (s *Store) openDrives(ctx context.Context) error {
+// openDrives opens the layout's drives, formatting those missing or
+// empty. A drive formatted beside drives that already hold data (or in a
+// store that was already there) has lost its shards: that is warned about,
+// with the way to restore them. A new store whose drives are all new is
+// just created, with one info line.
+func (s *Store) openDrives(ctx context.Context, fresh bool) error {
 	paths := s.opt.Drives
 	if len(paths) == 0 {
 		for i := 0; i < s.layout.Drives; i++ {
 			paths = append(paths, filepath.Join(s.opt.Dir, "drives", fmt.Sprintf("d%d", i)))
 		}
 	}
+	var formatted []int // drives formatted now
 	for i, p := range paths {
 		var d drive.Drive
 		var created bool
@@ -237,9 +248,16 @@ func (s *Store) openDrives(ctx context.Context) error {
 			return err
 		}
 		if created {
-			s.log.Warn().Str("drive", d.String()).Int("index", i).Msg("drive directory was missing or unformatted; formatted it empty, run heal to restore its shards")
+			formatted = append(formatted, i)
 		}
 		s.drives = append(s.drives, d)
+	}
+	if fresh && len(formatted) == len(s.drives) {
+		s.log.Info().Str("dir", s.opt.Dir).Int("drives", s.layout.Drives).Int("parity", s.layout.Parity).Msg("created a new store")
+		return nil
+	}
+	for _, i := range formatted {
+		s.log.Warn().Str("drive", s.drives[i].String()).Int("index", i).Msg("drive directory was missing or unformatted; formatted it empty, run heal to restore its shards")
 	}
 	return nil
 }

@@ -6,7 +6,6 @@ import (
 	"crypto/rand"
 	"encoding/base64"
 	"encoding/json"
-	"flag"
 	"fmt"
 	"net/http"
 	"os"
@@ -15,6 +14,7 @@ import (
 	"time"
 
 	"github.com/rs/zerolog"
+	"github.com/spf13/cobra"
 
 	"github.com/cairnstore/cairn/bench/s3load"
 )
@@ -25,15 +25,50 @@ type benchOptions struct {
 	JSON bool
 }
 
-func parseBench(args []string) (invocation, error) {
-	if len(args) == 0 || args[0] != "s3" {
-		return invocation{}, usageErrorf("bench", "want 'cairn bench s3 [flags]'")
-	}
+func benchCommand(done func(invocation)) *cobra.Command {
+	g := groupCommand("bench", "Load a running server and measure it", "")
 	var o benchOptions
 	var size, sseMode string
-	fs := flag.NewFlagSet("bench s3", flag.ContinueOnError)
+	var ep endpointFlag
+	c := leafCommand("s3", "Run S3 PUTs or GETs against a running server and print the throughput and latencies",
+		`  cairn bench s3
+  cairn bench s3 --op get --size 64MiB --clients 4 --duration 30s
+  CAIRN_ENDPOINT=127.0.0.1:9100 cairn bench s3 --json`,
+		func(c *cobra.Command, args []string) error {
+			const cmd = "bench s3"
+			if err := noArgs(c, args); err != nil {
+				return err
+			}
+			var err error
+			if o.Load.Endpoint, err = ep.resolve(cmd); err != nil {
+				return err
+			}
+			n, err := parseSize(size)
+			if err != nil {
+				return usageErrorf(cmd, "--size %q: %v", size, err)
+			}
+			o.Load.Size = n
+			if o.Load.Headers, err = benchSSEHeaders(sseMode); err != nil {
+				return usageErrorf(cmd, "--sse %q: %v", sseMode, err)
+			}
+			if o.Load.Op != "put" && o.Load.Op != "get" {
+				return usageErrorf(cmd, "--op %q: want put or get", o.Load.Op)
+			}
+			if o.Load.Clients < 1 || o.Load.Duration <= 0 || o.Load.Keys < 1 {
+				return usageErrorf(cmd, "--clients, --duration and --keys must be positive")
+			}
+			if (o.Load.AccessKey == "") != (o.Load.SecretKey == "") {
+				return usageErrorf(cmd, "give --access-key and --secret-key together")
+			}
+			if err := checkRootEnv(cmd); err != nil {
+				return err
+			}
+			done(invocation{name: cmd, opts: o, logLevel: zerolog.InfoLevel})
+			return nil
+		})
+	fs := c.Flags()
 	fs.StringVar(&sseMode, "sse", "", "server-side encryption of the objects: `s3` (SSE-S3), kms[:KEY] (SSE-KMS), c (SSE-C, a random key per run); default none")
-	fs.StringVar(&o.Load.Endpoint, "endpoint", "http://"+defaultAddress, "S3 endpoint `URL`")
+	ep.register(fs, "the server's S3")
 	fs.StringVar(&o.Load.AccessKey, "access-key", "", "access key (default $CAIRN_ROOT_USER)")
 	fs.StringVar(&o.Load.SecretKey, "secret-key", "", "secret key (default $CAIRN_ROOT_PASSWORD)")
 	fs.BoolVar(&o.Load.Anonymous, "anonymous", false, "send unsigned requests (the bucket must exist and allow anonymous puts and gets)")
@@ -44,24 +79,8 @@ func parseBench(args []string) (invocation, error) {
 	fs.DurationVar(&o.Load.Duration, "duration", 20*time.Second, "how long to run")
 	fs.IntVar(&o.Load.Keys, "keys", 64, "distinct keys written or read")
 	fs.BoolVar(&o.JSON, "json", false, "print the result as JSON")
-	if help, err := parseFlags(fs, args[1:]); help != nil || err != nil {
-		return deref(help), err
-	}
-	n, err := parseSize(size)
-	if err != nil {
-		return invocation{}, usageErrorf("bench s3", "--size %q: %v", size, err)
-	}
-	o.Load.Size = n
-	if o.Load.Headers, err = benchSSEHeaders(sseMode); err != nil {
-		return invocation{}, usageErrorf("bench s3", "--sse %q: %v", sseMode, err)
-	}
-	if o.Load.Op != "put" && o.Load.Op != "get" {
-		return invocation{}, usageErrorf("bench s3", "--op %q: want put or get", o.Load.Op)
-	}
-	if o.Load.Clients < 1 || o.Load.Duration <= 0 {
-		return invocation{}, usageErrorf("bench s3", "--clients and --duration must be positive")
-	}
-	return invocation{name: "bench s3", opts: o, logLevel: zerolog.InfoLevel}, nil
+	g.AddCommand(c)
+	return g
 }
 
 // benchSSEHeaders are the object request headers of an --sse mode.

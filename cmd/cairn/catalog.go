@@ -40,12 +40,32 @@ type catalogParts struct {
 	status  *migrate.Reporter
 }
 
+// parseFailpoints parses CAIRN_FAILPOINTS.
+func parseFailpoints() (*failpoint.Set, error) {
+	fp, err := failpoint.Parse(os.Getenv("CAIRN_FAILPOINTS"), append(migrate.Points(), pointBeforePointerFlip, pointAfterMetadata))
+	if err != nil {
+		return nil, fmt.Errorf("$CAIRN_FAILPOINTS: %w", err)
+	}
+	return fp, nil
+}
+
+// catalogBacking is the backing CAIRN_TABLE_CATALOG_BACKING names.
+func catalogBacking() (string, error) {
+	switch v := os.Getenv("CAIRN_TABLE_CATALOG_BACKING"); v {
+	case "", backingObject:
+		return backingObject, nil
+	case backingStrong:
+		return backingStrong, nil
+	default:
+		return "", fmt.Errorf("$CAIRN_TABLE_CATALOG_BACKING=%q: want %q (the default) or %q", v, backingObject, backingStrong)
+	}
+}
+
 // failpoints parses CAIRN_FAILPOINTS (crash tests only).
 func failpoints(log zerolog.Logger) (*failpoint.Set, error) {
-	spec := os.Getenv("CAIRN_FAILPOINTS")
-	fp, err := failpoint.Parse(spec, append(migrate.Points(), pointBeforePointerFlip, pointAfterMetadata))
+	fp, err := parseFailpoints()
 	if err != nil {
-		return nil, fmt.Errorf("CAIRN_FAILPOINTS: %w", err)
+		return nil, err
 	}
 	if !fp.Empty() {
 		log.Warn().Str("failpoints", fp.String()).Msg("CAIRN_FAILPOINTS is set: this server crashes or fails on purpose (crash tests only)")
@@ -73,13 +93,8 @@ func openCatalog(ctx context.Context, st *objstore.Store, s3Endpoint string, log
 		}
 	}
 	parts := &catalogParts{ready: func(context.Context) error { return nil }}
-	switch v := os.Getenv("CAIRN_TABLE_CATALOG_BACKING"); v {
-	case "", backingObject:
-		parts.backing = backingObject
-	case backingStrong:
-		parts.backing = backingStrong
-	default:
-		return nil, fmt.Errorf("CAIRN_TABLE_CATALOG_BACKING=%q: want %q (the default) or %q", v, backingObject, backingStrong)
+	if parts.backing, err = catalogBacking(); err != nil {
+		return nil, err
 	}
 	// The fences gate object-backed writes; a durable-strong server only
 	// shows them in status.

@@ -6,7 +6,6 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
-	"flag"
 	"fmt"
 	"io"
 	"net/http"
@@ -16,49 +15,27 @@ import (
 	"time"
 
 	"github.com/rs/zerolog"
+	"github.com/spf13/cobra"
 
 	"github.com/cairnstore/cairn/catalog"
 )
 
-// catalogUsage is the help of "cairn admin catalog".
-const catalogUsage = `Usage:
-  cairn admin catalog migration preflight WAREHOUSE [CLIENT FLAGS]
-  cairn admin catalog migration materialize WAREHOUSE [CLIENT FLAGS]
-  cairn admin catalog migration cancel WAREHOUSE [CLIENT FLAGS]
-  cairn admin catalog recover WAREHOUSE [--dry-run] [CLIENT FLAGS]
-  cairn admin catalog backup WAREHOUSE [CLIENT FLAGS]
-  cairn admin catalog restore WAREHOUSE --backup-id ID --expected-etag ETAG [--allow-replace] [--allow-format-downgrade] [CLIENT FLAGS]
-  cairn admin catalog status WAREHOUSE [CLIENT FLAGS]
-  cairn admin catalog rehearsal (--print-disaster-recovery-rehearsal | --print-scale-fault-rehearsal)
-              [--warehouse W] [--namespace N] [--table T] [--rest-path /iceberg]
-              [--table-warehouse-location URI] [--writer-count 8]
-              [--maintenance-worker-count 2] [--iteration-count 50]
-              [--catalog-backing object-backed-or-durable-strong]
+// catalogLong is the top of "cairn admin catalog --help".
+const catalogLong = `Operate the Iceberg catalog of a running server.
 
-CLIENT FLAGS: [--endpoint URL] [--json] [--alias] [--access-key K --secret-key S] [--timeout 5m]
-
-These commands call a running server's Iceberg REST face at
+These commands call the server's Iceberg REST face at
 <endpoint>/iceberg/v1/<warehouse>/catalog/... (with --alias:
 /_iceberg/v1/..., SigV4 signing name s3tables instead of s3), signed for
 region us-east-1 as the root user (CAIRN_ROOT_USER / CAIRN_ROOT_PASSWORD),
 or as the user given by --access-key/--secret-key or CAIRN_ACCESS_KEY /
-CAIRN_SECRET_KEY.
-
-  migration preflight    GET    .../catalog/migration  dry run of the cutover to durable-strong
-  migration materialize  POST   .../catalog/migration  fence object-backed writes and copy the catalog
-  migration cancel       DELETE .../catalog/migration  release the fence, drop a target that is new
-  recover                POST   .../catalog/recovery   repair staged commits (--dry-run: GET, changes nothing)
-  backup                 POST   .../catalog/backup     back up the durable-strong snapshot
-  restore                POST   .../catalog/restore    restore a backup over the snapshot whose ETag is ETAG
-                                                       ("" when the warehouse has no snapshot)
-  status                 GET    .../catalog/status     the warehouse's backing, snapshot, fence and counts
+CAIRN_SECRET_KEY. The endpoint is --endpoint, else $CAIRN_ENDPOINT, else
+http://127.0.0.1:9000.
 
 --json prints the server's JSON answer (indented). A server error prints
 its Iceberg error (code, type, message) and exits 2.
 
 rehearsal prints a disaster-recovery or scale/fault rehearsal plan as JSON;
-it changes nothing and makes no network calls.
-`
+it changes nothing and makes no network calls.`
 
 // Verbs of "cairn admin catalog" that call the server.
 const (
@@ -93,105 +70,82 @@ type catalogOptions struct {
 	Rehearsal rehearsalOptions // rehearsal
 }
 
-func parseCatalog(args []string) (invocation, error) {
-	const cmd = "admin catalog"
-	const want = "want migration, recover, backup, restore, status or rehearsal"
-	if len(args) == 0 {
-		return invocation{}, usageErrorf(cmd, "%s", want)
+func catalogCommand(done func(invocation)) *cobra.Command {
+	g := groupCommand("catalog", "Operate the Iceberg catalog of a running server (migration, recovery, backups)", catalogLong)
+	mig := groupCommand("migration", "Move a warehouse from the object-backed catalog to durable-strong", "")
+	for _, v := range []struct{ verb, short, example string }{
+		{catalogVerbPreflight, "Dry run of the cutover to durable-strong (GET .../catalog/migration)", "  cairn admin catalog migration preflight lakehouse --json"},
+		{catalogVerbMaterialize, "Fence object-backed writes and copy the catalog (POST .../catalog/migration)", "  cairn admin catalog migration materialize lakehouse"},
+		{catalogVerbCancel, "Release the fence, drop a target that is new (DELETE .../catalog/migration)", "  cairn admin catalog migration cancel lakehouse"},
+	} {
+		mig.AddCommand(catalogVerbCommand(v.verb, v.short, v.example, done))
 	}
-	var verb string
-	rest := args[1:]
-	switch args[0] {
-	case "help", "-h", "-help", "--help":
-		return invocation{name: "help", opts: helpOptions{text: catalogUsage}, logLevel: zerolog.InfoLevel}, nil
-	case "migration":
-		const wantMigration = "want preflight, materialize or cancel"
-		if len(rest) == 0 {
-			return invocation{}, usageErrorf(cmd+" migration", "%s", wantMigration)
-		}
-		switch rest[0] {
-		case "preflight", "materialize", "cancel":
-			verb, rest = "migration "+rest[0], rest[1:]
-		case "help", "-h", "-help", "--help":
-			return invocation{name: "help", opts: helpOptions{text: catalogUsage}, logLevel: zerolog.InfoLevel}, nil
-		default:
-			return invocation{}, usageErrorf(cmd+" migration", "unknown action %q: %s", rest[0], wantMigration)
-		}
-	case catalogVerbRecover, catalogVerbBackup, catalogVerbRestore, catalogVerbStatus:
-		verb = args[0]
-	case catalogVerbRehearsal:
-		return parseRehearsal(rest)
-	default:
-		return invocation{}, usageErrorf(cmd, "unknown catalog command %q: %s", args[0], want)
-	}
-	name := cmd + " " + verb
+	g.AddCommand(mig,
+		catalogVerbCommand(catalogVerbRecover, "Repair staged commits (POST .../catalog/recovery; --dry-run: GET, changes nothing)",
+			"  cairn admin catalog recover lakehouse --dry-run\n  cairn admin catalog recover lakehouse", done),
+		catalogVerbCommand(catalogVerbBackup, "Back up the durable-strong snapshot (POST .../catalog/backup)",
+			"  cairn admin catalog backup lakehouse --json", done),
+		catalogVerbCommand(catalogVerbRestore, "Restore a backup over the snapshot whose ETag is ETAG (POST .../catalog/restore)",
+			"  cairn admin catalog restore lakehouse --backup-id 20260101T000000Z-1 --expected-etag '\"abc\"'\n  cairn admin catalog restore lakehouse --backup-id ID --expected-etag '' --allow-replace", done),
+		catalogVerbCommand(catalogVerbStatus, "The warehouse's backing, snapshot, fence and counts (GET .../catalog/status)",
+			"  cairn admin catalog status lakehouse\n  CAIRN_ENDPOINT=127.0.0.1:9100 cairn admin catalog status lakehouse --json", done),
+		rehearsalCommand(done),
+	)
+	return g
+}
 
+// catalogVerbCommand is one command of "cairn admin catalog" that calls
+// the server.
+func catalogVerbCommand(verb, short, example string, done func(invocation)) *cobra.Command {
 	o := catalogOptions{Verb: verb}
-	fs := flag.NewFlagSet(name, flag.ContinueOnError)
-	fs.StringVar(&o.Endpoint, "endpoint", "http://"+defaultAddress, "server `URL`")
+	var ep endpointFlag
+	use := verb[strings.LastIndex(verb, " ")+1:] + " WAREHOUSE"
+	c := leafCommand(use, short, example, func(c *cobra.Command, args []string) error {
+		name := commandName(c)
+		var err error
+		if o.Warehouse, err = oneArg(c, args, "warehouse (table bucket) name"); err != nil {
+			return err
+		}
+		if o.Endpoint, err = ep.resolve(name); err != nil {
+			return err
+		}
+		if o.Timeout <= 0 {
+			return usageErrorf(name, "--timeout must be positive, got %v", o.Timeout)
+		}
+		if (o.AccessKey == "") != (o.SecretKey == "") {
+			return usageErrorf(name, "give --access-key and --secret-key together")
+		}
+		if err := checkRootEnv(name); err != nil {
+			return err
+		}
+		if verb == catalogVerbRestore {
+			if o.BackupID == "" {
+				return usageErrorf(name, "--backup-id is required")
+			}
+			if !c.Flags().Changed("expected-etag") {
+				return usageErrorf(name, "--expected-etag is required (--expected-etag \"\" when the warehouse has no snapshot)")
+			}
+		}
+		done(invocation{name: name, opts: o, logLevel: zerolog.InfoLevel})
+		return nil
+	})
+	fs := c.Flags()
+	ep.register(fs, "the server's")
 	fs.BoolVar(&o.JSON, "json", false, "print the server's JSON answer instead of text")
 	fs.BoolVar(&o.Alias, "alias", false, "use the /_iceberg/v1 alias and the SigV4 signing name s3tables")
 	fs.StringVar(&o.AccessKey, "access-key", "", "sign as this user instead of the root user (default $CAIRN_ACCESS_KEY)")
 	fs.StringVar(&o.SecretKey, "secret-key", "", "secret key of --access-key (default $CAIRN_SECRET_KEY; the environment keeps it out of ps)")
 	fs.DurationVar(&o.Timeout, "timeout", 5*time.Minute, "give up on the server after this long")
-	expectedGiven := false
 	switch verb {
 	case catalogVerbRecover:
 		fs.BoolVar(&o.DryRun, "dry-run", false, "report what recovery would do and change nothing (GET instead of POST)")
 	case catalogVerbRestore:
 		fs.StringVar(&o.BackupID, "backup-id", "", "the backup to restore, as 'cairn admin catalog backup' printed it (required)")
-		fs.Func("expected-etag", "the `ETAG` of the warehouse's current snapshot, as 'status' prints it; \"\" when it has none (required)", func(v string) error {
-			o.ExpectedETag, expectedGiven = v, true
-			return nil
-		})
+		fs.StringVar(&o.ExpectedETag, "expected-etag", "", "the `ETAG` of the warehouse's current snapshot, as 'status' prints it; \"\" when it has none (required)")
 		fs.BoolVar(&o.AllowReplace, "allow-replace", false, "allow replacing an existing snapshot")
 		fs.BoolVar(&o.AllowDowngrade, "allow-format-downgrade", false, "allow restoring a backup of an older snapshot format (roll the v2 format back; unset the v2 gates first)")
 	}
-
-	// The warehouse comes first, as the table bucket name does in
-	// "admin table-bucket".
-	if len(rest) == 0 || strings.HasPrefix(rest[0], "-") {
-		if help, err := parseFlags(fs, rest); help != nil {
-			return *help, nil
-		} else if err != nil {
-			return invocation{}, err
-		}
-		return invocation{}, usageErrorf(name, "the warehouse (table bucket) name comes first")
-	}
-	o.Warehouse, rest = rest[0], rest[1:]
-	if help, err := parseFlags(fs, rest); help != nil || err != nil {
-		return deref(help), err
-	}
-	if err := checkCatalogEndpoint(o.Endpoint); err != nil {
-		return invocation{}, usageErrorf(name, "--endpoint: %v", err)
-	}
-	if o.Timeout <= 0 {
-		return invocation{}, usageErrorf(name, "--timeout must be positive, got %v", o.Timeout)
-	}
-	if (o.AccessKey == "") != (o.SecretKey == "") {
-		return invocation{}, usageErrorf(name, "give --access-key and --secret-key together")
-	}
-	if verb == catalogVerbRestore {
-		if o.BackupID == "" {
-			return invocation{}, usageErrorf(name, "--backup-id is required")
-		}
-		if !expectedGiven {
-			return invocation{}, usageErrorf(name, "--expected-etag is required (--expected-etag \"\" when the warehouse has no snapshot)")
-		}
-	}
-	return invocation{name: name, opts: o, logLevel: zerolog.InfoLevel}, nil
-}
-
-// checkCatalogEndpoint accepts an absolute http or https URL.
-func checkCatalogEndpoint(s string) error {
-	u, err := url.Parse(s)
-	if err != nil {
-		return err
-	}
-	if (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return fmt.Errorf("%q: want http://HOST:PORT or https://HOST:PORT", s)
-	}
-	return nil
+	return c
 }
 
 // runCatalog runs one "cairn admin catalog" command.

@@ -1,11 +1,6 @@
 package main
 
 import (
-	"bytes"
-	"errors"
-	"flag"
-	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"slices"
@@ -13,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/rs/zerolog"
+	"github.com/spf13/pflag"
 	"golang.org/x/sys/unix"
 
 	"github.com/cairnstore/cairn/frontends/s3"
@@ -23,82 +19,18 @@ import (
 type invocation struct {
 	// name is the command path ("serve", "admin fsck", ...), used in messages.
 	name string
-	// opts is serveOptions, fsckOptions, healOptions, versionOptions or
-	// helpOptions; main dispatches on its type.
+	// opts is one command's options struct (serveOptions, fsckOptions, ...)
+	// or helpOptions; main dispatches on its type.
 	opts any
 	// logLevel is the --log-level of commands that have one, else info.
 	// (The zero zerolog.Level is debug, so it must always be set.)
 	logLevel zerolog.Level
 }
 
-// helpOptions is what -h, --help and "cairn help" ask for: text for stdout.
+// helpOptions is text for stdout: what -h, --help, "cairn help" and
+// "cairn completion SHELL" print.
 type helpOptions struct {
 	text string
-}
-
-const mainUsage = `Cairn: one store, served as S3, Iceberg REST and a POSIX mount.
-
-Usage:
-  cairn serve --data DIR [--drives N | --drive PATH ...] [--parity M]
-              [--address HOST:PORT] [--mount DIR] [--attr-timeout 1s] [--log-level LEVEL]
-  cairn mount --data DIR [--drives N | --drive PATH ...] [--attr-timeout 1s] MOUNTPOINT
-  cairn admin fsck --data DIR [--drives N | --drive PATH ...] [--parity M] [--json]
-  cairn admin heal --data DIR [--drives N | --drive PATH ...] [--parity M] [--json]
-  cairn bench s3 [--endpoint URL] [--op put|get] [--size 4KiB] [--clients 16] [--duration 20s]
-  cairn version
-
-Run 'cairn COMMAND -h' for the flags of a command.
-`
-
-// parseArgs turns the arguments after the program name into an invocation.
-// Errors wrap errUsage.
-func parseArgs(args []string) (invocation, error) {
-	if len(args) == 0 {
-		return invocation{}, usageErrorf("", "no command given")
-	}
-	switch cmd, rest := args[0], args[1:]; cmd {
-	case "serve":
-		return parseServe(rest)
-	case "mount":
-		return parseMount(rest)
-	case "admin":
-		return parseAdmin(rest)
-	case "version":
-		return parseVersion(rest)
-	case "bench":
-		return parseBench(rest)
-	case "help", "-h", "-help", "--help":
-		return invocation{name: "help", opts: helpOptions{text: mainUsage}, logLevel: zerolog.InfoLevel}, nil
-	default:
-		return invocation{}, usageErrorf("", "unknown command %q", cmd)
-	}
-}
-
-// parseFlags parses args with fs and refuses positional arguments. It
-// returns a help invocation for -h, and a usage error naming the command for
-// anything else that goes wrong.
-func parseFlags(fs *flag.FlagSet, args []string) (help *invocation, err error) {
-	fs.SetOutput(io.Discard)
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return &invocation{name: "help", opts: helpOptions{text: flagUsage(fs)}, logLevel: zerolog.InfoLevel}, nil
-		}
-		return nil, usageErrorf(fs.Name(), "%v", err)
-	}
-	if fs.NArg() > 0 {
-		return nil, usageErrorf(fs.Name(), "unexpected argument %q", fs.Arg(0))
-	}
-	return nil, nil
-}
-
-// flagUsage renders the flags of fs for help output.
-func flagUsage(fs *flag.FlagSet) string {
-	var b bytes.Buffer
-	fmt.Fprintf(&b, "Usage of cairn %s:\n", fs.Name())
-	fs.SetOutput(&b)
-	fs.PrintDefaults()
-	fs.SetOutput(io.Discard)
-	return b.String()
 }
 
 // storeFlags are the flags that locate and shape a store; serve, fsck and
@@ -110,10 +42,10 @@ type storeFlags struct {
 	Parity int
 }
 
-func (s *storeFlags) register(fs *flag.FlagSet) {
+func (s *storeFlags) register(fs *pflag.FlagSet) {
 	fs.StringVar(&s.Data, "data", "", "data `directory` (index, drives/, tmp/); required")
 	fs.IntVar(&s.Drives, "drives", 0, "number of drives under DIR/drives (0: as recorded, or 4 for a new directory)")
-	fs.Var((*stringList)(&s.Drive), "drive", "explicit drive `path`; repeat once per drive (instead of --drives)")
+	fs.StringArrayVar(&s.Drive, "drive", nil, "explicit drive `path`; repeat once per drive (instead of --drives)")
 	fs.IntVar(&s.Parity, "parity", -1, "parity shards per block (-1: the default for the drive count)")
 }
 
@@ -156,7 +88,7 @@ type logFlags struct {
 	Level string
 }
 
-func (l *logFlags) register(fs *flag.FlagSet) {
+func (l *logFlags) register(fs *pflag.FlagSet) {
 	fs.StringVar(&l.Level, "log-level", "info", "log `level`: debug, info, warn or error")
 }
 
@@ -168,16 +100,6 @@ func (l logFlags) level(cmd string) (zerolog.Level, error) {
 	return lvl, nil
 }
 
-// stringList is a repeatable string flag.
-type stringList []string
-
-func (l *stringList) String() string { return strings.Join(*l, ",") }
-
-func (l *stringList) Set(v string) error {
-	*l = append(*l, v)
-	return nil
-}
-
 // readCacheFlag holds --read-cache, the block cache of serve and mount.
 type readCacheFlag struct {
 	Size string
@@ -186,7 +108,7 @@ type readCacheFlag struct {
 // maxAutoReadCache caps the cache "auto" picks.
 const maxAutoReadCache = 4 << 30
 
-func (c *readCacheFlag) register(fs *flag.FlagSet) {
+func (c *readCacheFlag) register(fs *pflag.FlagSet) {
 	fs.StringVar(&c.Size, "read-cache", "auto", "memory `size` kept for blocks of large objects read more than once (e.g. 2GiB; 0: off; auto: an eighth of the RAM, at most 4GiB)")
 }
 

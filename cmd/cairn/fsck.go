@@ -3,10 +3,12 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"flag"
 	"fmt"
 	"io"
+	"reflect"
 	"strings"
+
+	"github.com/spf13/cobra"
 
 	"github.com/cairnstore/cairn/objstore"
 )
@@ -18,23 +20,30 @@ type fsckOptions struct {
 	Log   logFlags
 }
 
-func parseFsck(args []string) (invocation, error) {
+func fsckCommand(done func(invocation)) *cobra.Command {
 	var o fsckOptions
-	fs := flag.NewFlagSet("admin fsck", flag.ContinueOnError)
+	c := leafCommand("fsck", "Check a stopped store's shards against its index (changes nothing)",
+		`  cairn admin fsck --data /var/lib/cairn
+  cairn admin fsck --data /var/lib/cairn --json | jq .missing_shards`,
+		func(c *cobra.Command, args []string) error {
+			if err := noArgs(c, args); err != nil {
+				return err
+			}
+			if err := o.Store.check("admin fsck"); err != nil {
+				return err
+			}
+			lvl, err := o.Log.level("admin fsck")
+			if err != nil {
+				return err
+			}
+			done(invocation{name: "admin fsck", opts: o, logLevel: lvl})
+			return nil
+		})
+	fs := c.Flags()
 	o.Store.register(fs)
 	o.Log.register(fs)
-	fs.BoolVar(&o.JSON, "json", false, "print the full report as JSON on stdout")
-	if help, err := parseFlags(fs, args); help != nil || err != nil {
-		return deref(help), err
-	}
-	if err := o.Store.check("admin fsck"); err != nil {
-		return invocation{}, err
-	}
-	lvl, err := o.Log.level("admin fsck")
-	if err != nil {
-		return invocation{}, err
-	}
-	return invocation{name: "admin fsck", opts: o, logLevel: lvl}, nil
+	fs.BoolVar(&o.JSON, "json", false, "print the full report as JSON on stdout (logs stay on stderr)")
+	return c
 }
 
 // runFsck checks the data directory offline and prints the report. It
@@ -135,12 +144,47 @@ func writeOut(w io.Writer, s string) error {
 	return nil
 }
 
-// writeJSON writes v as indented JSON and a newline.
+// writeJSON writes v as indented JSON and a newline. Nil slices are
+// written as [] (emptyLists), so that scripts can iterate any list field
+// without checking for null.
 func writeJSON(w io.Writer, v any) error {
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
-	if err := enc.Encode(v); err != nil {
+	if err := enc.Encode(emptyLists(reflect.ValueOf(v)).Interface()); err != nil {
 		return fmt.Errorf("write report: %w", err)
 	}
 	return nil
+}
+
+// emptyLists is a copy of v with every nil slice in it, however deep in
+// structs, slices and pointers, made empty.
+func emptyLists(v reflect.Value) reflect.Value {
+	switch v.Kind() {
+	case reflect.Struct:
+		out := reflect.New(v.Type()).Elem()
+		out.Set(v)
+		for i := range v.NumField() {
+			if f := out.Field(i); f.CanSet() {
+				f.Set(emptyLists(v.Field(i)))
+			}
+		}
+		return out
+	case reflect.Slice:
+		if v.IsNil() {
+			return reflect.MakeSlice(v.Type(), 0, 0)
+		}
+		out := reflect.MakeSlice(v.Type(), v.Len(), v.Len())
+		for i := range v.Len() {
+			out.Index(i).Set(emptyLists(v.Index(i)))
+		}
+		return out
+	case reflect.Pointer:
+		if v.IsNil() {
+			return v
+		}
+		p := reflect.New(v.Type().Elem())
+		p.Elem().Set(emptyLists(v.Elem()))
+		return p
+	}
+	return v
 }

@@ -25,7 +25,7 @@ func TestRunFsck(t *testing.T) {
 		wantOut  string
 	}{
 		{name: "clean", report: objstore.FsckReport{Versions: 3}, wantCode: exitOK, wantOut: "clean"},
-		{name: "clean json", json: true, report: objstore.FsckReport{Versions: 3}, wantCode: exitOK, wantOut: "{"},
+		{name: "clean json", json: true, report: objstore.FsckReport{Versions: 3}, wantCode: exitOK, wantOut: `"orphan_shards": []`},
 		{name: "problems", report: objstore.FsckReport{MissingShards: []objstore.ShardRef{missing}},
 			wantCode: exitProblems, wantOut: "drive 2 data d1 (b/k)"},
 		{name: "problems json", json: true, report: objstore.FsckReport{MissingShards: []objstore.ShardRef{missing}},

@@ -2,10 +2,11 @@ package main
 
 import (
 	"context"
-	"flag"
 	"fmt"
 	"io"
 	"strings"
+
+	"github.com/spf13/cobra"
 
 	"github.com/cairnstore/cairn/objstore"
 )
@@ -17,23 +18,30 @@ type healOptions struct {
 	Log   logFlags
 }
 
-func parseHeal(args []string) (invocation, error) {
+func healCommand(done func(invocation)) *cobra.Command {
 	var o healOptions
-	fs := flag.NewFlagSet("admin heal", flag.ContinueOnError)
+	c := leafCommand("heal", "Repair a stopped store: rebuild missing and corrupt shards, remove orphans",
+		`  cairn admin heal --data /var/lib/cairn
+  cairn admin heal --json --data /var/lib/cairn`,
+		func(c *cobra.Command, args []string) error {
+			if err := noArgs(c, args); err != nil {
+				return err
+			}
+			if err := o.Store.check("admin heal"); err != nil {
+				return err
+			}
+			lvl, err := o.Log.level("admin heal")
+			if err != nil {
+				return err
+			}
+			done(invocation{name: "admin heal", opts: o, logLevel: lvl})
+			return nil
+		})
+	fs := c.Flags()
 	o.Store.register(fs)
 	o.Log.register(fs)
-	fs.BoolVar(&o.JSON, "json", false, "print the full report as JSON on stdout")
-	if help, err := parseFlags(fs, args); help != nil || err != nil {
-		return deref(help), err
-	}
-	if err := o.Store.check("admin heal"); err != nil {
-		return invocation{}, err
-	}
-	lvl, err := o.Log.level("admin heal")
-	if err != nil {
-		return invocation{}, err
-	}
-	return invocation{name: "admin heal", opts: o, logLevel: lvl}, nil
+	fs.BoolVar(&o.JSON, "json", false, "print the full report as JSON on stdout (logs stay on stderr)")
+	return c
 }
 
 // runHeal repairs the data directory offline and prints the report. It
@@ -51,7 +59,7 @@ func runHeal(ctx context.Context, o healOptions, d deps) error {
 		return fmt.Errorf("heal %s: %w", sopt.Dir, err)
 	}
 	if o.JSON {
-		if err := writeJSON(d.stdout, rep); err != nil {
+		if err := writeJSON(d.stdout, healJSON(rep)); err != nil {
 			return err
 		}
 	} else if err := printHeal(d.stdout, rep); err != nil {
@@ -61,6 +69,19 @@ func runHeal(ctx context.Context, o healOptions, d deps) error {
 		return fmt.Errorf("%w: heal could not repair %d shards", errProblems, len(rep.Unrecoverable))
 	}
 	return nil
+}
+
+// healReportJSON is heal's --json shape, in the snake_case of fsck's
+// (objstore.HealReport has no JSON names of its own).
+type healReportJSON struct {
+	Healed         []objstore.ShardRef `json:"healed"`
+	OrphansRemoved int64               `json:"orphans_removed"`
+	Unrecoverable  []objstore.ShardRef `json:"unrecoverable"`
+	OK             bool                `json:"ok"`
+}
+
+func healJSON(r objstore.HealReport) healReportJSON {
+	return healReportJSON{Healed: r.Healed, OrphansRemoved: r.OrphansRemoved, Unrecoverable: r.Unrecoverable, OK: r.OK()}
 }
 
 func printHeal(w io.Writer, r objstore.HealReport) error {

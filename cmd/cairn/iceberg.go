@@ -20,6 +20,12 @@ import (
 	"github.com/cairnstore/cairn/frontends/s3/sigv4"
 )
 
+// strongGateEnvs are the variables of the snapshot format gates, in the
+// order of strong.Options' fields.
+func strongGateEnvs() []string {
+	return []string{"CAIRN_TABLE_CATALOG_STRONG_SNAPSHOT_V2", "CAIRN_TABLE_CATALOG_STRONG_SNAPSHOT_V2_FLEET_CONFIRMED"}
+}
+
 // strongOptions reads the snapshot format gates
 // (CAIRN_TABLE_CATALOG_STRONG_SNAPSHOT_V2 and ..._FLEET_CONFIRMED): v2 is
 // written only when both are true.
@@ -29,8 +35,8 @@ func strongOptions(log zerolog.Logger) strong.Options {
 		env string
 		dst *bool
 	}{
-		{"CAIRN_TABLE_CATALOG_STRONG_SNAPSHOT_V2", &o.SnapshotV2},
-		{"CAIRN_TABLE_CATALOG_STRONG_SNAPSHOT_V2_FLEET_CONFIRMED", &o.SnapshotV2FleetConfirmed},
+		{strongGateEnvs()[0], &o.SnapshotV2},
+		{strongGateEnvs()[1], &o.SnapshotV2FleetConfirmed},
 	} {
 		v, valid := strong.ParseGate(os.Getenv(g.env))
 		if !valid {

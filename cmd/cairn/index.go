@@ -38,6 +38,9 @@ func openStore(ctx context.Context, opt objstore.Options) (*objstore.Store, erro
 
 // fsckStore is objstore.Fsck on the default index.
 func fsckStore(ctx context.Context, opt objstore.Options, progress func(objstore.Progress)) (objstore.FsckReport, error) {
+	if err := needStore("admin fsck", opt.Dir); err != nil {
+		return objstore.FsckReport{}, err
+	}
 	opt, err := withIndex(opt)
 	if err != nil {
 		return objstore.FsckReport{}, err
@@ -47,6 +50,9 @@ func fsckStore(ctx context.Context, opt objstore.Options, progress func(objstore
 
 // healStore is objstore.Heal on the default index.
 func healStore(ctx context.Context, opt objstore.Options, progress func(objstore.Progress)) (objstore.HealReport, error) {
+	if err := needStore("admin heal", opt.Dir); err != nil {
+		return objstore.HealReport{}, err
+	}
 	opt, err := withIndex(opt)
 	if err != nil {
 		return objstore.HealReport{}, err

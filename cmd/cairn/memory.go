@@ -1,7 +1,7 @@
 package main
 
 import (
-	"flag"
+	"github.com/spf13/pflag"
 	"os"
 	"runtime/debug"
 )
@@ -25,7 +25,7 @@ const (
 	autoLimitBase = 256 << 20
 )
 
-func (m *memoryFlags) register(fs *flag.FlagSet) {
+func (m *memoryFlags) register(fs *pflag.FlagSet) {
 	fs.StringVar(&m.WriteBuffers, "write-buffers", defaultWriteBuffers, "memory `size` the block buffers all writes hand to the drives share; each write also fills one buffer of its own (0: no bound)")
 	fs.StringVar(&m.Limit, "memory-limit", "auto", "the Go runtime's soft memory `limit` (0: none; auto: 256MiB plus twice --write-buffers, or none when they are unbounded; GOMEMLIMIT in the environment wins)")
 }

@@ -3,14 +3,14 @@ package main
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"time"
 
 	"github.com/rs/zerolog"
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/cairnstore/cairn/frontends/control"
 	cairnfs "github.com/cairnstore/cairn/fs"
@@ -24,7 +24,7 @@ type mountFlags struct {
 	NoPass      bool
 }
 
-func (m *mountFlags) register(fs *flag.FlagSet) {
+func (m *mountFlags) register(fs *pflag.FlagSet) {
 	fs.DurationVar(&m.AttrTimeout, "attr-timeout", time.Second, "how long the kernel caches attributes and entries of the mount; the store's change feed invalidates them sooner")
 	fs.BoolVar(&m.Debug, "fuse-debug", false, "log every FUSE request")
 	fs.BoolVar(&m.NoPass, "no-passthrough", false, "send every write through cairn instead of letting the kernel write large files straight to their staging file")
@@ -38,40 +38,34 @@ type mountOptions struct {
 	Log        logFlags
 }
 
-func parseMount(args []string) (invocation, error) {
+func mountCommand(done func(invocation)) *cobra.Command {
 	var o mountOptions
-	fs := flag.NewFlagSet("mount", flag.ContinueOnError)
+	c := leafCommand("mount MOUNTPOINT", "Mount a store (without serving it) until interrupted or unmounted",
+		`  cairn mount --data /var/lib/cairn /mnt/cairn
+  cairn mount /mnt/cairn --data /var/lib/cairn --attr-timeout 10s`,
+		func(c *cobra.Command, args []string) error {
+			if len(args) != 1 {
+				return usageErrorf("mount", "want exactly one mount point, got %d", len(args))
+			}
+			o.Mountpoint = args[0]
+			if err := o.Store.check("mount"); err != nil {
+				return err
+			}
+			if o.Mount.AttrTimeout <= 0 {
+				return usageErrorf("mount", "--attr-timeout must be positive")
+			}
+			lvl, err := o.Log.level("mount")
+			if err != nil {
+				return err
+			}
+			done(invocation{name: "mount", opts: o, logLevel: lvl})
+			return nil
+		})
+	fs := c.Flags()
 	o.Store.register(fs)
 	o.Mount.register(fs)
 	o.Log.register(fs)
-	// The mount point comes after the flags: "cairn mount --data DIR MNT".
-	var pos []string
-	rest := args
-	for {
-		if help, err := parseFlagsAllowArgs(fs, rest); help != nil || err != nil {
-			return deref(help), err
-		}
-		if fs.NArg() == 0 {
-			break
-		}
-		pos = append(pos, fs.Arg(0))
-		rest = fs.Args()[1:]
-	}
-	if len(pos) != 1 {
-		return invocation{}, usageErrorf("mount", "want exactly one mount point, got %d", len(pos))
-	}
-	o.Mountpoint = pos[0]
-	if err := o.Store.check("mount"); err != nil {
-		return invocation{}, err
-	}
-	if o.Mount.AttrTimeout <= 0 {
-		return invocation{}, usageErrorf("mount", "--attr-timeout must be positive")
-	}
-	lvl, err := o.Log.level("mount")
-	if err != nil {
-		return invocation{}, err
-	}
-	return invocation{name: "mount", opts: o, logLevel: lvl}, nil
+	return c
 }
 
 // runMount mounts the store alone until SIGINT/SIGTERM or an unmount.
@@ -80,6 +74,12 @@ func runMount(ctx context.Context, o mountOptions, d deps) (err error) {
 	sopt := o.Store.options(logger.With().Str("component", "objstore").Logger())
 	// No read cache: only the S3 face sends from it, and cairn mount has none.
 	if err := sopt.Validate(); err != nil {
+		return err
+	}
+	if err := o.Store.checkDataDir("mount"); err != nil {
+		return err
+	}
+	if err := checkMountpoint("mount", "MOUNTPOINT", o.Mountpoint); err != nil {
 		return err
 	}
 	st, err := d.open(ctx, sopt)
@@ -124,17 +124,4 @@ func startMount(ctx context.Context, st *objstore.Store, dataDir, dir string, mf
 		Debug:         mf.Debug,
 		NoPassthrough: mf.NoPass,
 	})
-}
-
-// parseFlagsAllowArgs is parseFlags for commands that take positional
-// arguments: it leaves them in fs.Args().
-func parseFlagsAllowArgs(fs *flag.FlagSet, args []string) (help *invocation, err error) {
-	fs.SetOutput(io.Discard)
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return &invocation{name: "help", opts: helpOptions{text: flagUsage(fs)}, logLevel: zerolog.InfoLevel}, nil
-		}
-		return nil, usageErrorf(fs.Name(), "%v", err)
-	}
-	return nil, nil
 }

@@ -2,13 +2,13 @@ package main
 
 import (
 	"encoding/json"
-	"flag"
 	"fmt"
 	"io"
 	"net/url"
 	"strings"
 
 	"github.com/rs/zerolog"
+	"github.com/spf13/cobra"
 )
 
 // "cairn admin catalog rehearsal" prints a disaster-recovery or a
@@ -41,10 +41,22 @@ type rehearsalOptions struct {
 	CatalogBacking         string
 }
 
-func parseRehearsal(args []string) (invocation, error) {
-	const name = "admin catalog rehearsal"
+func rehearsalCommand(done func(invocation)) *cobra.Command {
 	var o rehearsalOptions
-	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	c := leafCommand("rehearsal", "Print a disaster-recovery or scale/fault rehearsal plan as JSON (no network calls)",
+		`  cairn admin catalog rehearsal --print-disaster-recovery-rehearsal
+  cairn admin catalog rehearsal --print-scale-fault-rehearsal --warehouse lakehouse --writer-count 16`,
+		func(c *cobra.Command, args []string) error {
+			if err := noArgs(c, args); err != nil {
+				return err
+			}
+			inv, err := o.check()
+			if err == nil {
+				done(inv)
+			}
+			return err
+		})
+	fs := c.Flags()
 	fs.BoolVar(&o.DisasterRecovery, "print-disaster-recovery-rehearsal", false, "print the disaster-recovery rehearsal plan")
 	fs.BoolVar(&o.ScaleFault, "print-scale-fault-rehearsal", false, "print the scale/fault rehearsal plan")
 	fs.StringVar(&o.Warehouse, "warehouse", "cairn-s3table-smoke", "warehouse (table bucket) of the rehearsal")
@@ -57,9 +69,13 @@ func parseRehearsal(args []string) (invocation, error) {
 	fs.IntVar(&o.IterationCount, "iteration-count", 50, "commits per writer")
 	fs.StringVar(&o.CatalogBacking, "catalog-backing", rehearsalBackingEither,
 		"backing under test: "+rehearsalBackingObject+", "+rehearsalBackingStrong+" or "+rehearsalBackingEither)
-	if help, err := parseFlags(fs, args); help != nil || err != nil {
-		return deref(help), err
-	}
+	return c
+}
+
+// check validates the flags and returns the invocation that prints the
+// plan.
+func (o rehearsalOptions) check() (invocation, error) {
+	const name = "admin catalog rehearsal"
 	if o.DisasterRecovery == o.ScaleFault {
 		return invocation{}, usageErrorf(name, "give exactly one of --print-disaster-recovery-rehearsal and --print-scale-fault-rehearsal")
 	}

@@ -30,7 +30,7 @@ func TestParseRehearsal(t *testing.T) {
 		{name: "zero writers", args: []string{dr, "--writer-count", "0"}, wantErr: "--writer-count must be a positive integer, got 0"},
 		{name: "negative workers", args: []string{sf, "--maintenance-worker-count", "-1"}, wantErr: "--maintenance-worker-count must be a positive integer"},
 		{name: "zero iterations", args: []string{sf, "--iteration-count=0"}, wantErr: "--iteration-count must be a positive integer"},
-		{name: "count not a number", args: []string{sf, "--writer-count", "many"}, wantErr: `invalid value "many"`},
+		{name: "count not a number", args: []string{sf, "--writer-count", "many"}, wantErr: `invalid argument "many" for "--writer-count"`},
 		{name: "empty warehouse", args: []string{dr, "--warehouse", ""}, wantErr: "--warehouse must not be empty"},
 		{name: "empty rest path", args: []string{dr, "--rest-path", " "}, wantErr: "--rest-path must not be empty"},
 		{name: "bad backing", args: []string{dr, "--catalog-backing", "etcd"}, wantErr: `--catalog-backing "etcd"`},

@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"log"
 	"net"
@@ -11,6 +10,9 @@ import (
 	"os"
 	"runtime/debug"
 	"time"
+
+	"github.com/rs/zerolog"
+	"github.com/spf13/cobra"
 
 	"github.com/cairnstore/cairn/frontends/control"
 	"github.com/cairnstore/cairn/frontends/control/catalogctl"
@@ -50,13 +52,28 @@ type serveOptions struct {
 	NoConsole bool
 }
 
-func parseServe(args []string) (invocation, error) {
+func serveCommand(done func(invocation)) *cobra.Command {
 	var o serveOptions
-	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
+	c := leafCommand("serve", "Serve a store as S3, Iceberg REST and (with --mount) a POSIX mount",
+		`  cairn serve --data /var/lib/cairn
+  cairn serve --data /var/lib/cairn --address 0.0.0.0:9000 --mount /mnt/cairn
+  cairn serve --data /var/lib/cairn --drive /disk1/cairn --drive /disk2/cairn --drive /disk3/cairn --parity 1`,
+		func(c *cobra.Command, args []string) error {
+			if err := noArgs(c, args); err != nil {
+				return err
+			}
+			lvl, err := o.check()
+			if err != nil {
+				return err
+			}
+			done(invocation{name: "serve", opts: o, logLevel: lvl})
+			return nil
+		})
+	fs := c.Flags()
 	o.Store.register(fs)
 	o.Log.register(fs)
 	fs.StringVar(&o.Address, "address", defaultAddress, "`host:port` of the HTTP faces (S3, Iceberg REST, health)")
-	fs.StringVar(&o.Mount, "mount", "", "also mount the store at this `directory` (FUSE)")
+	fs.StringVar(&o.Mount, "mount", "", "also mount the store at this `directory` (FUSE); it must exist")
 	o.MountOpt.register(fs)
 	o.ReadCache.register(fs)
 	o.Memory.register(fs)
@@ -65,29 +82,48 @@ func parseServe(args []string) (invocation, error) {
 	fs.BoolVar(&o.NoConsole, "no-console", false, "do not serve the web console at /console/")
 	fs.DurationVar(&o.LifecycleInterval, "lifecycle-interval", 0, "how often lifecycle rules are applied (0: 1h)")
 	fs.DurationVar(&o.LifecycleDay, "lifecycle-day", 0, "the length of a lifecycle rule's day (0: 24h; shorter to rehearse rules)")
-	if help, err := parseFlags(fs, args); help != nil || err != nil {
-		return deref(help), err
+	return c
+}
+
+// check validates what can be judged from the flags alone and returns
+// the log level.
+func (o serveOptions) check() (zerolog.Level, error) {
+	const cmd = "serve"
+	if err := o.Store.check(cmd); err != nil {
+		return 0, err
 	}
-	if err := o.Store.check("serve"); err != nil {
-		return invocation{}, err
+	if _, err := o.ReadCache.bytes(cmd); err != nil {
+		return 0, err
 	}
-	if _, err := o.ReadCache.bytes("serve"); err != nil {
-		return invocation{}, err
+	if err := o.Memory.check(cmd); err != nil {
+		return 0, err
 	}
-	if err := o.Memory.check("serve"); err != nil {
-		return invocation{}, err
-	}
-	if _, _, err := net.SplitHostPort(o.Address); err != nil {
-		return invocation{}, usageErrorf("serve", "--address %q: %v", o.Address, err)
+	if err := checkAddress(o.Address); err != nil {
+		return 0, usageErrorf(cmd, "--address %q: %v", o.Address, err)
 	}
 	if !validRegion(o.Region) {
-		return invocation{}, usageErrorf("serve", "--region %q: want lower-case letters, digits and dashes", o.Region)
+		return 0, usageErrorf(cmd, "--region %q: want lower-case letters, digits and dashes", o.Region)
 	}
-	lvl, err := o.Log.level("serve")
+	if o.MountOpt.AttrTimeout <= 0 {
+		return 0, usageErrorf(cmd, "--attr-timeout must be positive")
+	}
+	if o.LifecycleInterval < 0 || o.LifecycleDay < 0 {
+		return 0, usageErrorf(cmd, "--lifecycle-interval and --lifecycle-day must not be negative")
+	}
+	return o.Log.level(cmd)
+}
+
+// checkAddress accepts HOST:PORT with a port number (HOST may be empty:
+// every address).
+func checkAddress(a string) error {
+	_, port, err := net.SplitHostPort(a)
 	if err != nil {
-		return invocation{}, err
+		return fmt.Errorf("want HOST:PORT: %w", err)
 	}
-	return invocation{name: "serve", opts: o, logLevel: lvl}, nil
+	if _, err := parsePort(port); err != nil {
+		return fmt.Errorf("port %q: want 0-65535", port)
+	}
+	return nil
 }
 
 // runServe opens the store and serves it until ctx is cancelled (SIGINT or
@@ -104,6 +140,20 @@ func runServe(ctx context.Context, o serveOptions, d deps) (err error) {
 	if err := sopt.Validate(); err != nil {
 		return err
 	}
+	// Everything that can be wrong is checked before the store is opened
+	// (which formats a new data directory).
+	if err := o.preflight(); err != nil {
+		return err
+	}
+	ln, err := listenFirst(ctx, o.Address)
+	if err != nil {
+		return err
+	}
+	defer func() {
+		if err != nil {
+			_ = ln.Close()
+		}
+	}()
 
 	st, err := d.open(ctx, sopt)
 	if err != nil {
@@ -152,10 +202,6 @@ func runServe(ctx context.Context, o serveOptions, d deps) (err error) {
 		}
 	}
 
-	ln, err := (&net.ListenConfig{}).Listen(ctx, "tcp", o.Address)
-	if err != nil {
-		return fmt.Errorf("listen: %w", err)
-	}
 	srv := &http.Server{
 		Handler:           r,
 		ReadHeaderTimeout: readHeaderTimeout,
@@ -188,12 +234,22 @@ func runServe(ctx context.Context, o serveOptions, d deps) (err error) {
 	return nil
 }
 
-// deref returns *p, or the zero invocation for nil.
-func deref(p *invocation) invocation {
-	if p == nil {
-		return invocation{}
+// preflight checks what the flags name on disk and the environment serve
+// reads: nothing is created before it passes.
+func (o serveOptions) preflight() error {
+	const cmd = "serve"
+	if err := o.Store.checkDataDir(cmd); err != nil {
+		return err
 	}
-	return *p
+	if o.Mount != "" {
+		if err := checkMountpoint(cmd, "--mount", o.Mount); err != nil {
+			return err
+		}
+	}
+	if err := o.SSE.check(cmd); err != nil {
+		return err
+	}
+	return checkServeEnv(cmd)
 }
 
 // serverGCPercent is the garbage collector's target for the server: its

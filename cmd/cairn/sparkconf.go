@@ -1,7 +1,6 @@
 package main
 
 import (
-	"flag"
 	"fmt"
 	"io"
 	"net/url"
@@ -10,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/rs/zerolog"
+	"github.com/spf13/cobra"
 )
 
 // sparkConfOptions are the flags of "cairn admin spark-conf", which prints
@@ -36,19 +36,40 @@ const (
 	sparkSecretKeyPlaceholder = "SECRET_KEY"
 )
 
-func parseSparkConf(args []string) (invocation, error) {
-	const cmd = "admin spark-conf"
-	o := sparkConfOptions{}
-	fs := flag.NewFlagSet(cmd, flag.ContinueOnError)
+func sparkConfCommand(done func(invocation)) *cobra.Command {
+	var o sparkConfOptions
+	var ep endpointFlag
+	c := leafCommand("spark-conf", "Print the Spark configuration (spark-defaults.conf) for writing to the server through s3a",
+		`  cairn admin spark-conf >> $SPARK_HOME/conf/spark-defaults.conf
+  cairn admin spark-conf --committer directory --conflict-mode replace --endpoint http://cairn.internal:9000`,
+		func(c *cobra.Command, args []string) error {
+			if err := noArgs(c, args); err != nil {
+				return err
+			}
+			var err error
+			if o.Endpoint, err = ep.resolve("admin spark-conf"); err != nil {
+				return err
+			}
+			inv, err := o.check()
+			if err == nil {
+				done(inv)
+			}
+			return err
+		})
+	fs := c.Flags()
 	fs.StringVar(&o.Committer, "committer", "magic", "the output `committer`: magic, directory, partitioned (the s3a committers) or file (Hadoop's FileOutputCommitter)")
 	fs.StringVar(&o.ConflictMode, "conflict-mode", "append", "what the directory and partitioned committers do when the output exists: fail, append or replace")
-	fs.StringVar(&o.Endpoint, "endpoint", "http://"+defaultAddress, "the server's S3 `URL` as Spark's workers reach it")
+	ep.register(fs, "the server's S3 endpoint as Spark's workers reach it:")
 	fs.StringVar(&o.Region, "region", defaultRegion, "the server's S3 `region` (its serve --region)")
 	fs.StringVar(&o.AccessKey, "access-key", "", "access key for Spark (default $CAIRN_ROOT_USER, else a placeholder)")
 	fs.StringVar(&o.SecretKey, "secret-key", "", "secret key for Spark (default $CAIRN_ROOT_PASSWORD, else a placeholder)")
-	if help, err := parseFlags(fs, args); help != nil || err != nil {
-		return deref(help), err
-	}
+	return c
+}
+
+// check validates the flags (o.Endpoint resolved) and returns the
+// invocation.
+func (o sparkConfOptions) check() (invocation, error) {
+	const cmd = "admin spark-conf"
 	if !slices.Contains(sparkCommitters(), o.Committer) {
 		return invocation{}, usageErrorf(cmd, "--committer %q: want %s", o.Committer, strings.Join(sparkCommitters(), ", "))
 	}
@@ -57,9 +78,6 @@ func parseSparkConf(args []string) (invocation, error) {
 	}
 	if o.ConflictMode != "append" && o.Committer != "directory" && o.Committer != "partitioned" {
 		return invocation{}, usageErrorf(cmd, "--conflict-mode is for the directory and partitioned committers, not %s", o.Committer)
-	}
-	if err := checkCatalogEndpoint(o.Endpoint); err != nil {
-		return invocation{}, usageErrorf(cmd, "--endpoint: %v", err)
 	}
 	if !validRegion(o.Region) {
 		return invocation{}, usageErrorf(cmd, "--region %q: want lower-case letters, digits and dashes", o.Region)

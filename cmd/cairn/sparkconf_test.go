@@ -34,7 +34,7 @@ func TestParseSparkConf(t *testing.T) {
 		{name: "unknown committer", args: []string{"--committer", "fast"}, wantErr: `--committer "fast": want magic, directory, partitioned, file`},
 		{name: "unknown conflict mode", args: []string{"--committer", "directory", "--conflict-mode", "merge"}, wantErr: `--conflict-mode "merge"`},
 		{name: "conflict mode of magic", args: []string{"--conflict-mode", "fail"}, wantErr: "--conflict-mode is for the directory and partitioned committers, not magic"},
-		{name: "endpoint without scheme", args: []string{"--endpoint", "127.0.0.1:9000"}, wantErr: "--endpoint"},
+		{name: "endpoint not http", args: []string{"--endpoint", "ftp://127.0.0.1:9000"}, wantErr: "--endpoint"},
 		{name: "bad region", args: []string{"--region", "EU"}, wantErr: `--region "EU"`},
 		{name: "access key alone", args: []string{"--access-key", "ak"}, wantErr: "--access-key and --secret-key together"},
 		{name: "positional", args: []string{"magic"}, wantErr: `unexpected argument "magic"`},

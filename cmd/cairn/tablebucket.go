@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"flag"
 	"fmt"
 	"net/http"
 	"net/url"
@@ -12,6 +11,7 @@ import (
 	"time"
 
 	"github.com/rs/zerolog"
+	"github.com/spf13/cobra"
 )
 
 // tableBucketOptions are the flags of "cairn admin table-bucket
@@ -19,39 +19,58 @@ import (
 type tableBucketOptions struct {
 	Action   string // create, list, delete
 	Name     string
-	Endpoint string
+	Endpoint string // resolved: --endpoint, $CAIRN_ENDPOINT or the default
+	JSON     bool   // list
 }
 
-func parseTableBucket(args []string) (invocation, error) {
-	const cmd = "admin table-bucket"
-	if len(args) == 0 {
-		return invocation{}, usageErrorf(cmd, "want create, list or delete")
-	}
-	o := tableBucketOptions{Action: args[0]}
-	switch o.Action {
-	case "create", "list", "delete":
-	default:
-		return invocation{}, usageErrorf(cmd, "unknown action %q: want create, list or delete", o.Action)
-	}
-	rest := args[1:]
-	if o.Action != "list" {
-		if len(rest) == 0 || strings.HasPrefix(rest[0], "-") {
-			return invocation{}, usageErrorf(cmd+" "+o.Action, "the table bucket name comes first")
+func tableBucketCommand(done func(invocation)) *cobra.Command {
+	g := groupCommand("table-bucket", "Manage the table buckets (Iceberg warehouses) of a running server", "")
+	for _, action := range []string{"create", "list", "delete"} {
+		o := tableBucketOptions{Action: action}
+		var ep endpointFlag
+		use, short, example := action+" NAME", "", ""
+		switch action {
+		case "create":
+			short = "Create a table bucket"
+			example = `  cairn admin table-bucket create lakehouse
+  cairn admin table-bucket create --endpoint http://127.0.0.1:9100 lakehouse`
+		case "list":
+			use, short = "list", "List the table buckets"
+			example = `  cairn admin table-bucket list
+  cairn admin table-bucket list --json`
+		case "delete":
+			short = "Delete an empty table bucket"
+			example = "  cairn admin table-bucket delete lakehouse"
 		}
-		o.Name, rest = rest[0], rest[1:]
+		c := leafCommand(use, short, example, func(c *cobra.Command, args []string) error {
+			name := commandName(c)
+			if o.Action == "list" {
+				if err := noArgs(c, args); err != nil {
+					return err
+				}
+			} else {
+				var err error
+				if o.Name, err = oneArg(c, args, "table bucket name"); err != nil {
+					return err
+				}
+			}
+			var err error
+			if o.Endpoint, err = ep.resolve(name); err != nil {
+				return err
+			}
+			if err := checkRootEnv(name); err != nil {
+				return err
+			}
+			done(invocation{name: name, opts: o, logLevel: zerolog.InfoLevel})
+			return nil
+		})
+		ep.register(c.Flags(), "the server's")
+		if action == "list" {
+			c.Flags().BoolVar(&o.JSON, "json", false, "print the table buckets as JSON")
+		}
+		g.AddCommand(c)
 	}
-	fs := flag.NewFlagSet(cmd+" "+o.Action, flag.ContinueOnError)
-	fs.StringVar(&o.Endpoint, "endpoint", "http://"+defaultAddress, "server `URL`")
-	if help, err := parseFlags(fs, rest); help != nil || err != nil {
-		return deref(help), err
-	}
-	if fs.NArg() > 0 {
-		return invocation{}, usageErrorf(cmd+" "+o.Action, "unexpected argument %q", fs.Arg(0))
-	}
-	if _, err := url.Parse(o.Endpoint); err != nil {
-		return invocation{}, usageErrorf(cmd, "--endpoint: %v", err)
-	}
-	return invocation{name: cmd + " " + o.Action, opts: o, logLevel: zerolog.InfoLevel}, nil
+	return g
 }
 
 // runTableBucket calls the Iceberg face's table-bucket admin API as the
@@ -85,6 +104,9 @@ func runTableBucket(ctx context.Context, o tableBucketOptions, d deps) error {
 		}
 		if err := json.Unmarshal(raw, &res); err != nil {
 			return fmt.Errorf("admin API answer: %w", err)
+		}
+		if o.JSON {
+			return writeJSON(d.stdout, res)
 		}
 		tw := tabwriter.NewWriter(d.stdout, 2, 4, 2, ' ', 0)
 		_, _ = fmt.Fprintln(tw, "NAME\tCREATED")

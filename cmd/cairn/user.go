@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"encoding/xml"
-	"flag"
 	"fmt"
 	"io"
 	"net/http"
@@ -16,6 +15,7 @@ import (
 	"time"
 
 	"github.com/rs/zerolog"
+	"github.com/spf13/cobra"
 
 	"github.com/cairnstore/cairn/frontends/s3/sigv4"
 )
@@ -27,42 +27,68 @@ type userOptions struct {
 	Secret   string
 	Policy   string
 	Email    string
-	Endpoint string
+	Endpoint string // resolved: --endpoint, $CAIRN_ENDPOINT or the default
+	JSON     bool   // list
 }
 
-func parseUser(args []string) (invocation, error) {
-	if len(args) == 0 {
-		return invocation{}, usageErrorf("admin user", "want add, list or remove")
-	}
-	o := userOptions{Action: args[0]}
-	rest := args[1:]
-	if o.Action != "list" {
-		if len(rest) == 0 || strings.HasPrefix(rest[0], "-") {
-			return invocation{}, usageErrorf("admin user "+o.Action, "the user name (access key) comes first")
+func userCommand(done func(invocation)) *cobra.Command {
+	g := groupCommand("user", "Manage the users of a running server", "")
+	for _, action := range []string{"add", "list", "remove"} {
+		o := userOptions{Action: action}
+		var ep endpointFlag
+		use, short, example := action+" NAME", "", ""
+		switch action {
+		case "add":
+			use, short = "add NAME --secret S", "Add a user (or replace its secret and policy)"
+			example = `  cairn admin user add spark --secret spark-secret-key --policy readwrite
+  cairn admin user add reader --secret reader-secret --policy readonly --endpoint 127.0.0.1:9100
+  cairn admin user add etl --secret etl-secret-key --policy @etl-policy.json`
+		case "list":
+			use, short = "list", "List the users"
+			example = `  cairn admin user list
+  CAIRN_ENDPOINT=http://10.0.0.5:9000 cairn admin user list --json`
+		case "remove":
+			short = "Remove a user"
+			example = "  cairn admin user remove spark"
 		}
-		o.Name, rest = rest[0], rest[1:]
+		c := leafCommand(use, short, example, func(c *cobra.Command, args []string) error {
+			name := commandName(c)
+			if o.Action == "list" {
+				if err := noArgs(c, args); err != nil {
+					return err
+				}
+			} else {
+				var err error
+				if o.Name, err = oneArg(c, args, "user name (access key)"); err != nil {
+					return err
+				}
+			}
+			if o.Action == "add" && o.Secret == "" {
+				return usageErrorf(name, "--secret is required")
+			}
+			var err error
+			if o.Endpoint, err = ep.resolve(name); err != nil {
+				return err
+			}
+			if err := checkRootEnv(name); err != nil {
+				return err
+			}
+			done(invocation{name: name, opts: o, logLevel: zerolog.InfoLevel})
+			return nil
+		})
+		fs := c.Flags()
+		ep.register(fs, "the server's")
+		switch action {
+		case "add":
+			fs.StringVar(&o.Secret, "secret", "", "the user's secret key, 8-128 characters (required)")
+			fs.StringVar(&o.Email, "email", "", "the user's email address, for ACL grants by email (optional)")
+			fs.StringVar(&o.Policy, "policy", "readwrite", "readwrite, readonly, writeonly, or @FILE with an IAM-style JSON policy")
+		case "list":
+			fs.BoolVar(&o.JSON, "json", false, "print the users as JSON")
+		}
+		g.AddCommand(c)
 	}
-	fs := flag.NewFlagSet("admin user "+o.Action, flag.ContinueOnError)
-	fs.StringVar(&o.Endpoint, "endpoint", "http://"+defaultAddress, "server `URL`")
-	switch o.Action {
-	case "add":
-		fs.StringVar(&o.Secret, "secret", "", "the user's secret key, 8-128 characters (required)")
-		fs.StringVar(&o.Email, "email", "", "the user's email address, for ACL grants by email (optional)")
-		fs.StringVar(&o.Policy, "policy", "readwrite", "readwrite, readonly, writeonly, or @FILE with an IAM-style JSON policy")
-	case "list", "remove":
-	default:
-		return invocation{}, usageErrorf("admin user", "unknown action %q: want add, list or remove", o.Action)
-	}
-	if help, err := parseFlags(fs, rest); help != nil || err != nil {
-		return deref(help), err
-	}
-	if o.Action == "add" && o.Secret == "" {
-		return invocation{}, usageErrorf("admin user add", "--secret is required")
-	}
-	if _, err := url.Parse(o.Endpoint); err != nil {
-		return invocation{}, usageErrorf("admin user", "--endpoint: %v", err)
-	}
-	return invocation{name: "admin user " + o.Action, opts: o, logLevel: zerolog.InfoLevel}, nil
+	return g
 }
 
 // runUser calls the server's admin API as the root user
@@ -109,6 +135,9 @@ func runUser(ctx context.Context, o userOptions, d deps) error {
 		}
 		if err := json.Unmarshal(raw, &res); err != nil {
 			return fmt.Errorf("admin API answer: %w", err)
+		}
+		if o.JSON {
+			return writeJSON(d.stdout, res)
 		}
 		tw := tabwriter.NewWriter(d.stdout, 2, 4, 2, ' ', 0)
 		_, _ = fmt.Fprintln(tw, "ACCESS KEY\tPOLICY\tCREATED")

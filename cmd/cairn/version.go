@@ -1,13 +1,13 @@
 package main
 
 import (
-	"flag"
 	"fmt"
 	"io"
 	"runtime"
 	"runtime/debug"
 
 	"github.com/rs/zerolog"
+	"github.com/spf13/cobra"
 )
 
 // version is set at link time with -ldflags "-X main.version=v1.2.3". It is
@@ -17,12 +17,15 @@ var version = "dev"
 // versionOptions are the (no) flags of "cairn version".
 type versionOptions struct{}
 
-func parseVersion(args []string) (invocation, error) {
-	fs := flag.NewFlagSet("version", flag.ContinueOnError)
-	if help, err := parseFlags(fs, args); help != nil || err != nil {
-		return deref(help), err
-	}
-	return invocation{name: "version", opts: versionOptions{}, logLevel: zerolog.InfoLevel}, nil
+func versionCommand(done func(invocation)) *cobra.Command {
+	return leafCommand("version", "Print the version of cairn and of Go it was built with", "  cairn version",
+		func(c *cobra.Command, args []string) error {
+			if err := noArgs(c, args); err != nil {
+				return err
+			}
+			done(invocation{name: "version", opts: versionOptions{}, logLevel: zerolog.InfoLevel})
+			return nil
+		})
 }
 
 // runVersion prints "cairn <version> (<go version>)".
