@@ -15,10 +15,12 @@ GOLANGCI  := $(GO) run github.com/golangci/golangci-lint/v2/cmd/golangci-lint@v2
 # (/usr/bin/python3 when it exists, as the tests prefer it). The deps
 # target installs only the packages whose check fails. The S3 client tests
 # (integration/s3_cli_*_test.go) use the first four, the mount tests
-# (integration/fs_*_test.go) rsync, setfattr and getfattr (attr).
-TEST_TOOLS := aws:awscli py.boto3:python3-boto3 rclone:rclone s3cmd:s3cmd rsync:rsync setfattr:attr
+# (integration/fs_*_test.go) rsync, setfattr and getfattr (attr), the
+# console's browser tests (integration/console_test.go) chromium, node and npm.
+TEST_TOOLS := aws:awscli py.boto3:python3-boto3 rclone:rclone s3cmd:s3cmd rsync:rsync setfattr:attr \
+	chromium:chromium node:nodejs npm:npm
 
-.PHONY: all build run deps engines test-engines test bench lint clean
+.PHONY: all build run deps console-deps engines test-engines test bench lint clean
 
 all: build
 
@@ -55,6 +57,24 @@ deps:
 		$$sudo apt-get update -qq && \
 		DEBIAN_FRONTEND=noninteractive $$sudo apt-get install -y -qq $$missing; \
 	fi
+
+# The console's browser tests drive Debian's chromium with playwright-core
+# from npm (integration/console/package-lock.json). console-deps installs
+# it with `npm ci` into PLAYWRIGHT, a cache outside the repository (a no-op
+# while the lock file is unchanged), and prints the directory. The tests
+# find it through CAIRN_PLAYWRIGHT and skip without it; their screenshots
+# go to CAIRN_ARTIFACTS (default /tmp/cairn-artifacts)/console.
+PLAYWRIGHT ?= $(or $(CAIRN_PLAYWRIGHT),$(or $(XDG_CACHE_HOME),$(HOME)/.cache)/cairn/console)
+
+INSTALL_PLAYWRIGHT = if ! cmp -s integration/console/package-lock.json '$(PLAYWRIGHT)/package-lock.json' || \
+		[ ! -f '$(PLAYWRIGHT)/node_modules/playwright-core/package.json' ]; then \
+		mkdir -p '$(PLAYWRIGHT)' && \
+		cp integration/console/package.json integration/console/package-lock.json '$(PLAYWRIGHT)/' && \
+		(cd '$(PLAYWRIGHT)' && npm ci --no-audit --no-fund --loglevel=error) >&2 || exit 1; \
+	fi
+
+console-deps:
+	@$(INSTALL_PLAYWRIGHT); echo '$(PLAYWRIGHT)'
 
 # The engine tests (integration/engine_*_test.go) run Spark, PyIceberg and
 # Trino against the binary. engines installs them from the registries by
@@ -94,7 +114,13 @@ test: deps
 	else \
 		echo "test: no java or python3 on PATH: the engine tests skip"; \
 	fi; \
-	echo "$(GO) test -race -count=1 -timeout 35m ./integration/ (CAIRN_ENGINES=$${CAIRN_ENGINES:-unset})"; \
+	if command -v npm >/dev/null 2>&1; then \
+		$(INSTALL_PLAYWRIGHT); \
+		export CAIRN_PLAYWRIGHT='$(PLAYWRIGHT)'; \
+	else \
+		echo "test: no npm on PATH: the console's browser tests skip"; \
+	fi; \
+	echo "$(GO) test -race -count=1 -timeout 35m ./integration/ (CAIRN_ENGINES=$${CAIRN_ENGINES:-unset} CAIRN_PLAYWRIGHT=$${CAIRN_PLAYWRIGHT:-unset})"; \
 	$(GO) test -race -count=1 -timeout 35m ./integration/
 
 bench:

@@ -48,6 +48,8 @@ type serveOptions struct {
 	// Region is the S3 face's region (GetBucketLocation, HeadBucket,
 	// CreateBucket's location constraint and re-create answer).
 	Region string
+	// NoConsole turns the web console at /console/ off.
+	NoConsole bool
 }
 
 func serveCommand(done func(invocation)) *cobra.Command {
@@ -77,6 +79,7 @@ func serveCommand(done func(invocation)) *cobra.Command {
 	o.Memory.register(fs)
 	o.SSE.register(fs)
 	fs.StringVar(&o.Region, "region", defaultRegion, "the S3 `region` the server answers for (us-east-1 answers a re-create of one's own bucket 200, as S3 does there)")
+	fs.BoolVar(&o.NoConsole, "no-console", false, "do not serve the web console at /console/")
 	fs.DurationVar(&o.LifecycleInterval, "lifecycle-interval", 0, "how often lifecycle rules are applied (0: 1h)")
 	fs.DurationVar(&o.LifecycleDay, "lifecycle-day", 0, "the length of a lifecycle rule's day (0: 24h; shorter to rehearse rules)")
 	return c
@@ -193,6 +196,11 @@ func runServe(ctx context.Context, o serveOptions, d deps) (err error) {
 	r, err := newRouterWith(ctx, st, parts, logger, mx, o.SSE.s3Option(keys), func(so *s3.Options) { so.Region = o.Region })
 	if err != nil {
 		return err
+	}
+	if !o.NoConsole {
+		if r, err = withConsole(r, o.Region, logger); err != nil {
+			return err
+		}
 	}
 
 	srv := &http.Server{
