@@ -236,7 +236,9 @@ try {
   await step('health', async () => {
     await page.click('[data-nav="health"]');
     await page.waitForSelector('[data-testid="readiness"]');
-    await page.waitForSelector('[data-testid="drives"], [data-testid="status-unavailable"]');
+    await page.waitForSelector('[data-testid="drives"]');
+    const online = await page.textContent('[data-testid="drives-online"]');
+    expect(/^\s*\d+\s*\/\s*\d+/.test(online || '') && !/^\s*0\s*\//.test(online), `drives online: ${online}`);
   });
 
   await step('users', async () => {
