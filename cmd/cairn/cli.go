@@ -389,7 +389,7 @@ func normaliseEndpoint(v string) (string, error) {
 	if err != nil {
 		return "", errors.New("want http://HOST:PORT, https://HOST:PORT or HOST:PORT")
 	}
-	if (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.RawQuery != "" || u.Fragment != "" {
+	if (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.RawQuery != "" || u.ForceQuery || u.Fragment != "" || u.User != nil || u.Opaque != "" {
 		return "", errors.New("want http://HOST:PORT, https://HOST:PORT or HOST:PORT")
 	}
 	if p := u.Port(); p != "" {
@@ -397,7 +397,7 @@ func normaliseEndpoint(v string) (string, error) {
 			return "", fmt.Errorf("port %q: want 1-65535", p)
 		}
 	}
-	return strings.TrimSuffix(u.String(), "/"), nil
+	return strings.TrimRight(u.String(), "/"), nil
 }
 
 // parsePort reads a TCP port number, 0-65535.
