@@ -102,7 +102,13 @@ func TestErrorMessagesHideInternals(t *testing.T) {
 			t.Errorf("Iceberg message %q holds %q", e.Error.Message, m)
 		}
 	}
-	if !strings.Contains(srv.stderr.String(), "record not found") {
+	// The access log line is written after the answer went out: wait
+	// for it a little.
+	logged := false
+	for deadline := time.Now().Add(10 * time.Second); !logged && time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+		logged = strings.Contains(srv.stderr.String(), "record not found")
+	}
+	if !logged {
 		t.Errorf("the server log lacks the error chain of the unknown warehouse")
 	}
 

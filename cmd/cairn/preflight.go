@@ -8,6 +8,7 @@ import (
 	"net"
 	"os"
 	"strings"
+	"syscall"
 
 	"github.com/cairnstore/cairn/catalog/strong"
 	"github.com/cairnstore/cairn/frontends/s3/sse"
@@ -78,10 +79,14 @@ func needStore(cmd, dir string) error {
 	return nil
 }
 
-// checkMountpoint checks that dir exists and is a directory.
+// checkMountpoint checks that dir exists and is a directory. A stale
+// FUSE mount there (its server died: ENOTCONN) passes: the mount clears
+// it before mounting (fs.Mount), as it did before this check existed.
 func checkMountpoint(cmd, flag, dir string) error {
 	fi, err := os.Stat(dir)
 	switch {
+	case errors.Is(err, syscall.ENOTCONN):
+		return nil
 	case errors.Is(err, fs.ErrNotExist):
 		return usageErrorf(cmd, "%s %s does not exist; create the directory first", flag, dir)
 	case err != nil:
