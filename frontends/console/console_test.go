@@ -3,9 +3,9 @@ package console
 import (
 	"bytes"
 	"crypto/tls"
+	"maps"
 	"net/http"
 	"net/http/httptest"
-	"maps"
 	"net/url"
 	"slices"
 	"strings"
