@@ -375,7 +375,9 @@ func FuzzS3Message(f *testing.F) {
 // validXMLText reports whether s holds only characters XML allows.
 func validXMLText(s string) bool {
 	for _, r := range s {
-		if !(r == 0x09 || r == 0x0A || r == 0x0D || r >= 0x20 && r <= 0xD7FF || r >= 0xE000 && r <= 0xFFFD || r >= 0x10000 && r <= 0x10FFFF) {
+		switch {
+		case r == 0x09, r == 0x0A, r == 0x0D, 0x20 <= r && r <= 0xD7FF, 0xE000 <= r && r <= 0xFFFD, 0x10000 <= r && r <= 0x10FFFF:
+		default:
 			return false
 		}
 	}
