@@ -130,6 +130,93 @@ type consoleStep struct {
 	Error        string   `json:"error"`
 	Download     string   `json:"download"`
 	Snapshots    []string `json:"snapshots,omitempty"`
+	Downloads    []string `json:"downloads,omitempty"`
+	Evil         []string `json:"evil,omitempty"`
+}
+
+const (
+	// consoleDotBucket holds the keys with dot segments.
+	consoleDotBucket = "console-dots"
+	// consoleDotUser is the user that ../../admin/... keys point at.
+	consoleDotUser = "dotvictim"
+)
+
+// consoleDotKeys are keys whose . and .. segments a browser would resolve
+// if they were in a URL path: into victim, or into the admin API's user
+// consoleDotUser.
+var consoleDotKeys = [...]string{
+	"x/../victim",
+	"../../admin/v1/users/" + consoleDotUser,
+	"../../admin/users/" + consoleDotUser,
+	"./victim",
+}
+
+// consoleEvilUsers are the users the stored documents try to create, by
+// document content type.
+var consoleEvilUsers = [...]struct{ user, contentType, key, body string }{
+	{"evil", "text/html", "evil.html", `<!doctype html><html><body><script>
+fetch('/console/api/admin?cairn-path=%2Fusers%2Fevil', {method: 'PUT', credentials: 'same-origin',
+  headers: {'X-Cairn-Console': '1', 'Content-Type': 'application/json'},
+  body: JSON.stringify({secret_key: 'evilsecret123', policy: 'readwrite'})})
+  .then((r) => console.log('cairn-evil html ' + r.status), (e) => console.log('cairn-evil html error ' + e));
+</script></body></html>`},
+	{"evilsvg", "image/svg+xml", "evil.svg", `<svg xmlns="http://www.w3.org/2000/svg" width="10" height="10"><script type="text/javascript"><![CDATA[
+fetch('/console/api/admin?cairn-path=%2Fusers%2Fevilsvg', {method: 'PUT', credentials: 'same-origin',
+  headers: {'X-Cairn-Console': '1', 'Content-Type': 'application/json'},
+  body: JSON.stringify({secret_key: 'evilsecret123', policy: 'readwrite'})})
+  .then((r) => console.log('cairn-evil svg ' + r.status), (e) => console.log('cairn-evil svg error ' + e));
+]]></script></svg>`},
+}
+
+// consoleUsers lists the users' access keys over the admin API.
+func consoleUsers(t *testing.T, s *server) []string {
+	t.Helper()
+	var res struct {
+		Users []struct {
+			AccessKey string `json:"access_key"`
+		} `json:"users"`
+	}
+	cfWant(t, s, http.MethodGet, "/_cairn/admin/v1/users", "", http.StatusOK, &res)
+	var keys []string
+	for _, u := range res.Users {
+		keys = append(keys, u.AccessKey)
+	}
+	return keys
+}
+
+// consoleDotObjects creates consoleDotBucket with victim and the dot keys
+// (each holding its own name), the user consoleDotUser, and the stored
+// documents; it returns the documents' presigned URLs as JSON.
+func consoleDotObjects(t *testing.T, s *server) (evilURLs string) {
+	t.Helper()
+	c := sdkClient(s, s3User, s3Secret)
+	ctx := icebergCtx(t)
+	if _, err := c.CreateBucket(ctx, &s3.CreateBucketInput{Bucket: aws.String(consoleDotBucket)}); err != nil {
+		t.Fatalf("CreateBucket %s: %v", consoleDotBucket, err)
+	}
+	for _, k := range append([]string{"victim"}, consoleDotKeys[:]...) {
+		if _, err := c.PutObject(ctx, &s3.PutObjectInput{Bucket: aws.String(consoleDotBucket), Key: aws.String(k), Body: strings.NewReader("the object " + k)}); err != nil {
+			t.Fatalf("PutObject %q: %v", k, err)
+		}
+	}
+	cfWant(t, s, http.MethodPut, "/_cairn/admin/v1/users/"+consoleDotUser, `{"secret_key":"dotvictimsecret","policy":"readonly"}`, http.StatusOK, nil)
+	pc := s3.NewPresignClient(c)
+	var urls []string
+	for _, e := range consoleEvilUsers {
+		if _, err := c.PutObject(ctx, &s3.PutObjectInput{Bucket: aws.String(consoleDotBucket), Key: aws.String(e.key), ContentType: aws.String(e.contentType), Body: strings.NewReader(e.body)}); err != nil {
+			t.Fatalf("PutObject %s: %v", e.key, err)
+		}
+		p, err := pc.PresignGetObject(ctx, &s3.GetObjectInput{Bucket: aws.String(consoleDotBucket), Key: aws.String(e.key)}, s3.WithPresignExpires(time.Hour))
+		if err != nil {
+			t.Fatalf("PresignGetObject %s: %v", e.key, err)
+		}
+		urls = append(urls, p.URL)
+	}
+	b, err := json.Marshal(urls)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
 }
 
 func TestConsoleBrowser(t *testing.T) {
@@ -139,6 +226,11 @@ func TestConsoleBrowser(t *testing.T) {
 	snapshots := consoleTable(t, s)
 	cfMakeWarehouse(t, s, consoleCutWarehouse)
 	artifacts := consoleArtifacts(t)
+	evilURLs := consoleDotObjects(t, s)
+	dotKeys, err := json.Marshal(consoleDotKeys)
+	if err != nil {
+		t.Fatal(err)
+	}
 
 	// A few MiB of random bytes, so the upload reports progress more than
 	// once and a wrong byte anywhere shows.
@@ -181,6 +273,9 @@ func TestConsoleBrowser(t *testing.T) {
 		"CONSOLE_WAREHOUSE="+consoleWarehouse,
 		"CONSOLE_SNAPSHOTS="+strings.Join(ids, ","),
 		"CONSOLE_CUT_WAREHOUSE="+consoleCutWarehouse,
+		"CONSOLE_DOT_BUCKET="+consoleDotBucket,
+		"CONSOLE_DOT_KEYS="+string(dotKeys),
+		"CONSOLE_EVIL_URLS="+evilURLs,
 	)
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
@@ -225,7 +320,7 @@ func TestConsoleBrowser(t *testing.T) {
 	for _, st := range steps {
 		byStep[st.Step] = st
 	}
-	for _, want := range []string{"wrong-secret", "signed-in", "bucket-created", "uploaded", "browse-prefix", "downloaded", "deleted", "snapshots", "materialize-confirm", "materialized", "signed-out"} {
+	for _, want := range []string{"wrong-secret", "signed-in", "bucket-created", "uploaded", "browse-prefix", "downloaded", "deleted", "dot-keys", "stored-documents", "snapshots", "materialize-confirm", "materialized", "signed-out"} {
 		if _, ok := byStep[want]; !ok {
 			t.Errorf("console.mjs never reported step %q", want)
 		}
@@ -273,7 +368,60 @@ func TestConsoleBrowser(t *testing.T) {
 	if st := cfStatus(t, s, consoleWarehouse); st.Fence != nil {
 		t.Errorf("%s was not materialized but has fence %+v", consoleWarehouse, st.Fence)
 	}
+	consoleCheckDots(t, s, byStep["dot-keys"].Downloads)
+	consoleCheckStored(t, s, byStep["stored-documents"].Evil)
 	t.Logf("screenshots in %s", artifacts)
+}
+
+// consoleCheckDots: the console downloaded each dot key's own bytes and
+// deleted exactly the dot keys: victim and the user are still there.
+func consoleCheckDots(t *testing.T, s *server, downloads []string) {
+	t.Helper()
+	if len(downloads) != len(consoleDotKeys) {
+		t.Fatalf("dot-keys downloaded %d files, want %d", len(downloads), len(consoleDotKeys))
+	}
+	for i, k := range consoleDotKeys {
+		got, err := os.ReadFile(downloads[i])
+		if err != nil {
+			t.Fatalf("read the download of %q: %v", k, err)
+		}
+		if want := "the object " + k; string(got) != want {
+			t.Errorf("the console's download of %q holds %q, want %q", k, got, want)
+		}
+	}
+	c := sdkClient(s, s3User, s3Secret)
+	for _, k := range consoleDotKeys {
+		if _, err := c.HeadObject(icebergCtx(t), &s3.HeadObjectInput{Bucket: aws.String(consoleDotBucket), Key: aws.String(k)}); err == nil {
+			t.Errorf("%q is still there after the console deleted it", k)
+		}
+	}
+	o, err := c.GetObject(icebergCtx(t), &s3.GetObjectInput{Bucket: aws.String(consoleDotBucket), Key: aws.String("victim")})
+	if err != nil {
+		t.Fatalf("victim is gone after the console deleted the dot keys: %v", err)
+	}
+	var b bytes.Buffer
+	_, err = b.ReadFrom(o.Body)
+	_ = o.Body.Close()
+	if err != nil || b.String() != "the object victim" {
+		t.Errorf("victim holds %q (%v) after the console deleted the dot keys", b.String(), err)
+	}
+	if users := consoleUsers(t, s); !slices.Contains(users, consoleDotUser) {
+		t.Errorf("user %s is gone after the console deleted keys naming it (users %v)", consoleDotUser, users)
+	}
+}
+
+// consoleCheckStored: the stored documents opened in the signed-in
+// browser created no user. evil is what their scripts logged (a script
+// that ran logs its fetch's status; "none" when nothing ran).
+func consoleCheckStored(t *testing.T, s *server, evil []string) {
+	t.Helper()
+	t.Logf("stored documents logged %q", evil)
+	users := consoleUsers(t, s)
+	for _, e := range consoleEvilUsers {
+		if slices.Contains(users, e.user) {
+			t.Errorf("a stored %s document (%s) opened in the signed-in browser created user %s through the console (it logged %q): the S3 face must serve it sandboxed", e.contentType, e.key, e.user, evil)
+		}
+	}
 }
 
 // TestConsoleOff: `serve --no-console` leaves /console/ to S3 (an

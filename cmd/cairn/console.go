@@ -13,11 +13,14 @@ import (
 // other faces): unsigned requests under /console go to the console, which
 // calls root in process with the signed-in user's keys; everything else,
 // and any signed request (to an S3 bucket named "console"), goes to root.
-func withConsole(root http.Handler, region string, log zerolog.Logger) (http.Handler, error) {
+// secureCookie marks the session cookie Secure on plain-HTTP requests too
+// (serve --console-secure-cookie, for TLS ending at a proxy).
+func withConsole(root http.Handler, region string, secureCookie bool, log zerolog.Logger) (http.Handler, error) {
 	c, err := console.New(console.Options{
-		Upstream: root,
-		Region:   region,
-		Logger:   log.With().Str("component", "console").Logger(),
+		Upstream:     root,
+		Region:       region,
+		SecureCookie: secureCookie,
+		Logger:       log.With().Str("component", "console").Logger(),
 	})
 	if err != nil {
 		return nil, err

@@ -50,6 +50,9 @@ type serveOptions struct {
 	Region string
 	// NoConsole turns the web console at /console/ off.
 	NoConsole bool
+	// ConsoleSecureCookie marks the console's cookie Secure although the
+	// requests arrive over plain HTTP (TLS ends at a proxy in front).
+	ConsoleSecureCookie bool
 }
 
 func serveCommand(done func(invocation)) *cobra.Command {
@@ -80,6 +83,7 @@ func serveCommand(done func(invocation)) *cobra.Command {
 	o.SSE.register(fs)
 	fs.StringVar(&o.Region, "region", defaultRegion, "the S3 `region` the server answers for (us-east-1 answers a re-create of one's own bucket 200, as S3 does there)")
 	fs.BoolVar(&o.NoConsole, "no-console", false, "do not serve the web console at /console/")
+	fs.BoolVar(&o.ConsoleSecureCookie, "console-secure-cookie", false, "mark the console's session cookie Secure (behind a proxy that terminates TLS)")
 	fs.DurationVar(&o.LifecycleInterval, "lifecycle-interval", 0, "how often lifecycle rules are applied (0: 1h)")
 	fs.DurationVar(&o.LifecycleDay, "lifecycle-day", 0, "the length of a lifecycle rule's day (0: 24h; shorter to rehearse rules)")
 	return c
@@ -198,7 +202,7 @@ func runServe(ctx context.Context, o serveOptions, d deps) (err error) {
 		return err
 	}
 	if !o.NoConsole {
-		if r, err = withConsole(r, o.Region, logger); err != nil {
+		if r, err = withConsole(r, o.Region, o.ConsoleSecureCookie, logger); err != nil {
 			return err
 		}
 	}

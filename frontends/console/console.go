@@ -43,6 +43,11 @@ type Options struct {
 	SessionLifetime time.Duration
 	// Now is the clock; nil means time.Now.
 	Now func() time.Time
+	// SecureCookie marks the session cookie Secure on every answer, not
+	// only on those to a request that came over TLS: for a server behind
+	// a proxy that terminates TLS (the request reaches Cairn over plain
+	// HTTP, so r.TLS is nil).
+	SecureCookie bool
 	// Logger logs sign-ins, sign-outs and refusals.
 	Logger zerolog.Logger
 }
@@ -135,8 +140,10 @@ func mutating(method string) bool {
 }
 
 // csrfOK checks a mutating call: the custom header (a cross-site form or
-// a simple request cannot send it) and, when the browser names one, the
-// request's origin being the console's own host.
+// a simple request cannot send it), Sec-Fetch-Site when the browser sends
+// it (only "same-origin" passes: a sandboxed document, whose origin is
+// opaque, is "cross-site"), and Origin when the browser sends it (the
+// console's own host; "null", an opaque origin, never is).
 func csrfOK(r *http.Request) error {
 	if !mutating(r.Method) {
 		return nil
@@ -144,10 +151,13 @@ func csrfOK(r *http.Request) error {
 	if r.Header.Get(CSRFHeader) == "" {
 		return fmt.Errorf("a %s to the console API must carry the %s header (the console's pages send it)", r.Method, CSRFHeader)
 	}
+	if site := r.Header.Get("Sec-Fetch-Site"); site != "" && site != "same-origin" {
+		return fmt.Errorf("a %s to the console API must come from the console's own pages (Sec-Fetch-Site is %q, not same-origin)", r.Method, site)
+	}
 	if o := r.Header.Get("Origin"); o != "" {
 		u, err := url.Parse(o)
-		if err != nil || u.Host != r.Host {
-			return fmt.Errorf("origin %q is not this console's (%s)", o, r.Host)
+		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host != r.Host {
+			return fmt.Errorf("origin %q is not this console's (%s): a proxy in front of Cairn must pass the Host header on unchanged", o, r.Host)
 		}
 	}
 	return nil
@@ -202,22 +212,15 @@ func (s *Server) session(w http.ResponseWriter, r *http.Request) {
 func (s *Server) cookie(r *http.Request, id string, maxAge int) *http.Cookie {
 	return &http.Cookie{
 		Name: cookieName, Value: id, Path: Prefix + "/", MaxAge: maxAge,
-		HttpOnly: true, SameSite: http.SameSiteStrictMode, Secure: r.TLS != nil,
+		HttpOnly: true, SameSite: http.SameSiteStrictMode, Secure: r.TLS != nil || s.opt.SecureCookie,
 	}
 }
 
 // signIn checks the keys with a signed ListBuckets and opens a session.
 func (s *Server) signIn(w http.ResponseWriter, r *http.Request) {
-	var in struct {
-		AccessKey string `json:"access_key"`
-		SecretKey string `json:"secret_key"`
-	}
-	if err := json.NewDecoder(io.LimitReader(r.Body, 16<<10)).Decode(&in); err != nil {
-		writeError(w, http.StatusBadRequest, "the sign-in body is not JSON {\"access_key\": ..., \"secret_key\": ...}: %v", err)
-		return
-	}
-	if in.AccessKey == "" || in.SecretKey == "" {
-		writeError(w, http.StatusBadRequest, "both an access key and its secret are needed to sign in")
+	in, err := parseSignIn(r.Body)
+	if err != nil {
+		writeError(w, http.StatusBadRequest, "%v", err)
 		return
 	}
 	sess := &session{accessKey: in.AccessKey, secretKey: in.SecretKey}
@@ -249,6 +252,27 @@ func (s *Server) signIn(w http.ResponseWriter, r *http.Request) {
 	s.opt.Logger.Info().Str("access_key", in.AccessKey).Bool("root", sess.root).Msg("console sign-in")
 	http.SetCookie(w, s.cookie(r, id, int(s.opt.SessionLifetime/time.Second)))
 	writeJSON(w, http.StatusOK, sessionInfo{AccessKey: sess.accessKey, Root: sess.root, Expires: sess.expires})
+}
+
+// signInBody is what the sign-in form posts.
+type signInBody struct {
+	AccessKey string `json:"access_key"`
+	SecretKey string `json:"secret_key"`
+}
+
+// maxSignInBody bounds the sign-in body read.
+const maxSignInBody = 16 << 10
+
+// parseSignIn reads a sign-in body: JSON with both keys set.
+func parseSignIn(body io.Reader) (signInBody, error) {
+	var in signInBody
+	if err := json.NewDecoder(io.LimitReader(body, maxSignInBody)).Decode(&in); err != nil {
+		return signInBody{}, fmt.Errorf("the sign-in body is not JSON {\"access_key\": ..., \"secret_key\": ...}: %w", err)
+	}
+	if in.AccessKey == "" || in.SecretKey == "" {
+		return signInBody{}, errors.New("both an access key and its secret are needed to sign in")
+	}
+	return in, nil
 }
 
 // s3Message is the Message of an S3 error XML body, or "".

@@ -27,6 +27,14 @@ const (
 	maxHashedBody = 8 << 20
 )
 
+// PathParam is the query parameter of a console API call that carries
+// the rest of the upstream path, escaped segment by segment: the browser
+// sends /console/api/s3?cairn-path=%2Fphotos%2Fx%2F..%2Fvictim, never
+// /console/api/s3/photos/x/../victim, whose dot segments its URL parser
+// would resolve (to /console/api/s3/photos/victim) before the request
+// leaves. In a query value "." and ".." are only bytes.
+const PathParam = "cairn-path"
+
 // target is one proxied API: the console path prefix and the upstream
 // path prefix it maps to.
 type target struct {
@@ -35,20 +43,70 @@ type target struct {
 	stream bool
 }
 
-var targets = []target{
-	{from: Prefix + "/api/s3", to: "", stream: true},
-	{from: Prefix + "/api/iceberg", to: "/iceberg"},
-	{from: Prefix + "/api/admin", to: "/_cairn/admin/v1"},
+// targetOf returns the target whose console prefix the escaped path is
+// (with or without a trailing "/"), and the path after it.
+func targetOf(escaped string) (t target, rest string, ok bool) {
+	for _, t := range [...]target{
+		{from: Prefix + "/api/s3", to: "", stream: true},
+		{from: Prefix + "/api/iceberg", to: "/iceberg"},
+		{from: Prefix + "/api/admin", to: "/_cairn/admin/v1"},
+	} {
+		rest, ok := strings.CutPrefix(escaped, t.from)
+		if ok && (rest == "" || rest[0] == '/') {
+			return t, rest, true
+		}
+	}
+	return target{}, "", false
 }
 
-// forwarded are the request headers a proxied call keeps (all x-amz-*
-// ones too, but for those the signer sets). Cookies, Authorization and
-// Origin stay behind.
-var forwarded = []string{
-	"Content-Type", "Content-MD5", "Content-Disposition", "Content-Encoding",
-	"Content-Language", "Cache-Control", "Expires", "Range",
-	"If-Match", "If-None-Match", "If-Modified-Since", "If-Unmodified-Since",
-	"Idempotency-Key",
+// splitPathParam takes PathParam out of a raw query: it returns the
+// parameter's value (the escaped path after the target's prefix; "" when
+// absent) and the rest of the query exactly as it was sent (S3's
+// subresources such as "uploads" have no "=" and must keep none).
+func splitPathParam(rawQuery string) (rest, query string, err error) {
+	if rawQuery == "" {
+		return "", "", nil
+	}
+	var kept []string
+	seen := false
+	for _, piece := range strings.Split(rawQuery, "&") {
+		name, value, _ := strings.Cut(piece, "=")
+		n, err := url.QueryUnescape(name)
+		if err != nil {
+			return "", "", fmt.Errorf("query parameter %q: %w", name, err)
+		}
+		if n != PathParam {
+			kept = append(kept, piece)
+			continue
+		}
+		if seen {
+			return "", "", fmt.Errorf("the %s query parameter is given more than once", PathParam)
+		}
+		seen = true
+		if rest, err = url.QueryUnescape(value); err != nil {
+			return "", "", fmt.Errorf("the %s query parameter: %w", PathParam, err)
+		}
+		if rest != "" && rest[0] != '/' {
+			return "", "", fmt.Errorf("the %s query parameter %q must start with \"/\"", PathParam, rest)
+		}
+	}
+	return rest, strings.Join(kept, "&"), nil
+}
+
+// forwardHeader reports whether a proxied call keeps the request header
+// k: the ones below and all x-amz-* ones but those the signer sets.
+// Cookies, Authorization, Origin and the console's own headers stay
+// behind.
+func forwardHeader(k string) bool {
+	switch http.CanonicalHeaderKey(k) {
+	case "Content-Type", "Content-Md5", "Content-Disposition", "Content-Encoding",
+		"Content-Language", "Cache-Control", "Expires", "Range",
+		"If-Match", "If-None-Match", "If-Modified-Since", "If-Unmodified-Since",
+		"Idempotency-Key":
+		return true
+	}
+	lk := strings.ToLower(k)
+	return strings.HasPrefix(lk, "x-amz-") && lk != "x-amz-date" && lk != "x-amz-content-sha256" && lk != "x-amz-security-token"
 }
 
 // api serves the proxied calls for a signed-in session.
@@ -63,40 +121,49 @@ func (s *Server) api(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusUnauthorized, "not signed in (or the session expired): sign in again")
 		return
 	}
-	esc := r.URL.EscapedPath()
-	for _, t := range targets {
-		rest, ok := strings.CutPrefix(esc, t.from)
-		if !ok || (rest != "" && rest[0] != '/') {
-			continue
-		}
-		up, err := s.upstream(r.Context(), r, t, rest)
-		if err != nil {
-			writeError(w, http.StatusBadRequest, "%v", err)
-			return
-		}
-		if err := s.sign(up, sess); err != nil {
-			writeError(w, http.StatusInternalServerError, "signing the call: %v", err)
-			return
-		}
-		h := w.Header()
-		// An object holding HTML must not run script in this origin.
-		h.Set("Content-Security-Policy", "sandbox; default-src 'none'")
-		h.Set("X-Content-Type-Options", "nosniff")
-		h.Set("Cache-Control", "no-store")
-		s.opt.Upstream.ServeHTTP(w, up)
+	t, inPath, ok := targetOf(r.URL.EscapedPath())
+	if !ok {
+		writeError(w, http.StatusNotFound, "no console API at %s (try %s/api/s3, /api/iceberg or /api/admin)", r.URL.Path, Prefix)
 		return
 	}
-	writeError(w, http.StatusNotFound, "no console API at %s (try %s/api/s3/, /api/iceberg/ or /api/admin/)", r.URL.Path, Prefix)
+	if inPath != "" && inPath != "/" {
+		// Whatever the path held was resolved by the browser first: a key
+		// "x/../victim" would arrive here as "victim". Refuse it rather
+		// than act on another object.
+		writeError(w, http.StatusBadRequest, "the path after %s goes in the %s query parameter, not in the URL path (where the browser resolves . and .. segments): %s?%s=%s", t.from, PathParam, t.from, PathParam, url.QueryEscape(inPath))
+		return
+	}
+	rest, query, err := splitPathParam(r.URL.RawQuery)
+	if err != nil {
+		writeError(w, http.StatusBadRequest, "%v", err)
+		return
+	}
+	up, err := s.upstream(r.Context(), r, t, rest, query)
+	if err != nil {
+		writeError(w, http.StatusBadRequest, "%v", err)
+		return
+	}
+	if err := s.sign(up, sess); err != nil {
+		writeError(w, http.StatusInternalServerError, "signing the call: %v", err)
+		return
+	}
+	h := w.Header()
+	// An object holding HTML must not run script in this origin.
+	h.Set("Content-Security-Policy", "sandbox; default-src 'none'")
+	h.Set("X-Content-Type-Options", "nosniff")
+	h.Set("Cache-Control", "no-store")
+	s.opt.Upstream.ServeHTTP(w, up)
 }
 
 // upstream builds the call of r to the face behind t: rest is the escaped
-// path after t.from, re-encoded segment by segment the way SigV4 expects.
-func (s *Server) upstream(ctx context.Context, r *http.Request, t target, rest string) (*http.Request, error) {
+// path after t.from, re-encoded segment by segment the way SigV4 expects
+// (dot segments kept as they are), and query the raw query to send.
+func (s *Server) upstream(ctx context.Context, r *http.Request, t target, rest, query string) (*http.Request, error) {
 	path, raw, err := canonicalPath(t.to + rest)
 	if err != nil {
 		return nil, err
 	}
-	u := &url.URL{Scheme: "http", Host: upstreamHost, Path: path, RawPath: raw, RawQuery: r.URL.RawQuery}
+	u := &url.URL{Scheme: "http", Host: upstreamHost, Path: path, RawPath: raw, RawQuery: query}
 	body := r.Body
 	length := r.ContentLength
 	var hash string
@@ -118,21 +185,15 @@ func (s *Server) upstream(ctx context.Context, r *http.Request, t target, rest s
 	}
 	up, err := http.NewRequestWithContext(ctx, r.Method, u.String(), body)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("building the call to %s: %w", path, err)
 	}
 	up.URL = u
 	up.Host = upstreamHost
 	up.ContentLength = length
 	up.RemoteAddr = r.RemoteAddr // policies on aws:SourceIp see the browser
 	up.Proto, up.ProtoMajor, up.ProtoMinor = r.Proto, r.ProtoMajor, r.ProtoMinor
-	for _, k := range forwarded {
-		if v := r.Header.Values(k); len(v) > 0 {
-			up.Header[k] = v
-		}
-	}
 	for k, v := range r.Header {
-		lk := strings.ToLower(k)
-		if strings.HasPrefix(lk, "x-amz-") && lk != "x-amz-date" && lk != "x-amz-content-sha256" && lk != "x-amz-security-token" {
+		if forwardHeader(k) {
 			up.Header[k] = v
 		}
 	}
@@ -223,13 +284,13 @@ func (s *Server) probe(r *http.Request, sess *session, method, path string) (int
 	u := &url.URL{Scheme: "http", Host: upstreamHost, Path: path}
 	up, err := http.NewRequestWithContext(r.Context(), method, u.String(), http.NoBody)
 	if err != nil {
-		return 0, nil, err
+		return 0, nil, fmt.Errorf("building the call to %s: %w", path, err)
 	}
 	up.Host = upstreamHost
 	up.RemoteAddr = r.RemoteAddr
 	up.Header.Set("X-Amz-Content-Sha256", emptySHA256)
 	if err := s.sign(up, sess); err != nil {
-		return 0, nil, err
+		return 0, nil, fmt.Errorf("signing the call to %s: %w", path, err)
 	}
 	rec := &recorder{header: make(http.Header)}
 	s.opt.Upstream.ServeHTTP(rec, up)

@@ -3,6 +3,7 @@ package console
 import (
 	"crypto/rand"
 	"encoding/base64"
+	"fmt"
 	"sync"
 	"time"
 )
@@ -34,7 +35,7 @@ func newSessions() *sessions {
 func (t *sessions) add(s *session, now time.Time) (string, error) {
 	var b [32]byte
 	if _, err := rand.Read(b[:]); err != nil {
-		return "", err
+		return "", fmt.Errorf("reading a random session id: %w", err)
 	}
 	id := base64.RawURLEncoding.EncodeToString(b[:])
 	t.mu.Lock()

@@ -25,6 +25,9 @@ const bucket = env('CONSOLE_BUCKET');
 const warehouse = env('CONSOLE_WAREHOUSE');
 const cutWarehouse = env('CONSOLE_CUT_WAREHOUSE');
 const snapshots = env('CONSOLE_SNAPSHOTS').split(',');
+const dotBucket = env('CONSOLE_DOT_BUCKET');
+const dotKeys = JSON.parse(env('CONSOLE_DOT_KEYS'));
+const evilURLs = JSON.parse(env('CONSOLE_EVIL_URLS'));
 
 const emit = (o) => process.stdout.write(JSON.stringify(o) + '\n');
 let shot = 0;
@@ -45,6 +48,10 @@ const page = context.pages()[0] || await context.newPage();
 page.setDefaultTimeout(30000);
 const consoleErrors = [];
 page.on('pageerror', (e) => consoleErrors.push(String(e)));
+// What the stored documents of the stored-documents step log: their
+// script says it ran and what its fetch answered.
+const evilLog = [];
+page.on('console', (m) => { if (m.text().startsWith('cairn-evil')) evilLog.push(m.text()); });
 
 // step runs fn, takes a screenshot named after the step and reports it.
 async function step(name, fn) {
@@ -190,6 +197,45 @@ try {
     await page.waitForSelector('[data-testid="doc-lifecycle"]');
     await page.click('[data-testid="enable-versioning"]');
     await page.waitForSelector('[data-testid="versioning-status"]:has-text("Enabled")');
+  });
+
+  // Keys with . and .. segments are acted on exactly: downloading and
+  // deleting x/../victim reaches x/../victim, not victim, and
+  // ../../admin/users/NAME does not reach the admin API.
+  await step('dot-keys', async () => {
+    const downloads = [];
+    for (const [i, key] of dotKeys.entries()) {
+      const dir = key.slice(0, key.lastIndexOf('/') + 1);
+      await page.goto(`${url}#/buckets/${encodeURIComponent(dotBucket)}?prefix=${encodeURIComponent(dir)}`);
+      await row('objects', key).waitFor();
+      const [dl] = await Promise.all([page.waitForEvent('download'), page.click(`[data-testid="download-${key}"]`)]);
+      const file = join(env('CONSOLE_WORK'), `dot-${i}.bin`);
+      await dl.saveAs(file);
+      downloads.push(file);
+      await page.click(`[data-testid="delete-${key}"]`);
+      await page.click('[data-testid="confirm-dialog"] [data-testid="confirm"]');
+      await row('objects', key).waitFor({ state: 'detached' });
+      await page.waitForSelector(`.toast:has-text(${JSON.stringify(`Deleted ${key}.`)})`);
+    }
+    return { downloads };
+  });
+
+  // A stored HTML or SVG document opened in the signed-in browser (on the
+  // console's origin) must not drive the console: its script tries to
+  // create a user through the console API. Whether it could is checked
+  // over the admin API by the Go test; what it logged is reported.
+  await step('stored-documents', async () => {
+    for (const u of evilURLs) {
+      const before = evilLog.length;
+      await page.goto(u);
+      // A script that runs logs once its fetch answered; a sandboxed
+      // document runs none, so the wait ends without a line.
+      await page.waitForEvent('console', { predicate: (m) => m.text().startsWith('cairn-evil'), timeout: 5000 }).catch(() => {});
+      if (evilLog.length === before) evilLog.push(`cairn-evil none: ${u.split('?')[0]}`);
+    }
+    await page.goto(url);
+    await page.waitForSelector('#shell:not([hidden])');
+    return { evil: evilLog };
   });
 
   let listed = [];

@@ -1,5 +1,6 @@
-// Calls to the console backend. Every call goes to /console/api/...; the
-// backend signs it with the session's keys. Errors become ApiError with
+// Calls to the console backend. Every call goes to /console/api/TARGET
+// with the rest of its path in the cairn-path query parameter (apiURL);
+// the backend signs it with the session's keys. Errors become ApiError with
 // the face's own message (S3 error XML Message, Iceberg error JSON).
 
 export const API = '/console/api';
@@ -36,12 +37,31 @@ export function parseError(status, type, text) {
   return new ApiError(status, '', text.trim() || `HTTP ${status}`);
 }
 
+// apiURL is the URL the browser is sent to for path: /s3/..., /iceberg/...
+// or /admin/..., each segment escaped, then ?query. The part after the
+// target goes in the cairn-path query parameter, never in the URL path:
+// the browser's URL parser resolves "." and ".." segments (and their %2e
+// spellings) before the request leaves, so a key "x/../victim" would
+// reach the object "victim", and "../../admin/v1/users/bob" the admin
+// API. In a query value they are only bytes. The backend refuses a path
+// after the target.
+export function apiURL(path) {
+  const q = path.indexOf('?');
+  const p = q < 0 ? path : path.slice(0, q);
+  const query = q < 0 ? '' : path.slice(q + 1);
+  const i = p.indexOf('/', 1);
+  const target = i < 0 ? p : p.slice(0, i);
+  const rest = i < 0 ? '' : p.slice(i);
+  const params = [rest && rest !== '/' ? `cairn-path=${encodeURIComponent(rest)}` : '', query].filter(Boolean).join('&');
+  return `${API}${target}${params ? `?${params}` : ''}`;
+}
+
 // call sends a request to the backend and returns the Response, throwing
 // ApiError on a status >= 400.
 export async function call(method, path, { body, headers = {}, ok = [] } = {}) {
   const h = { ...headers };
   if (method !== 'GET' && method !== 'HEAD') Object.assign(h, CSRF);
-  const resp = await fetch(API + path, { method, body, headers: h, credentials: 'same-origin' });
+  const resp = await fetch(apiURL(path), { method, body, headers: h, credentials: 'same-origin' });
   if (resp.status === 401 && resp.headers.get('X-Cairn-Console-Session') === 'none') {
     window.dispatchEvent(new Event('cairn:signedout'));
   }
@@ -116,7 +136,7 @@ export const session = {
 export function xhrPut(path, body, { headers = {}, onProgress } = {}) {
   return new Promise((resolve, reject) => {
     const x = new XMLHttpRequest();
-    x.open('PUT', API + path);
+    x.open('PUT', apiURL(path));
     for (const [k, v] of Object.entries({ ...headers, ...CSRF })) x.setRequestHeader(k, v);
     if (onProgress) x.upload.onprogress = (e) => onProgress(e.loaded, e.lengthComputable ? e.total : body.size);
     x.onload = () => {

@@ -2,7 +2,7 @@
 // (versioning, lifecycle, access); browse by prefix, upload with
 // progress, download, delete; an object's metadata and versions.
 
-import { API, call, xml, tx, kids, s3path, uploadFile } from './api.js';
+import { apiURL, call, xml, tx, kids, s3path, uploadFile } from './api.js';
 import { el, table, kv, confirmDialog, formDialog, toast, showError, bytes, when, badge, go, refresh, errorBox } from './ui.js';
 
 const S3NS = 'http://s3.amazonaws.com/doc/2006-03-01/';
@@ -123,7 +123,7 @@ async function objects(page, bucket, prefix, token) {
         el('a', { href: `#/object/${encodeURIComponent(bucket)}?key=${encodeURIComponent(key)}`, 'data-testid': 'object' }, key.slice(prefix.length)),
         bytes(tx(c, 'Size')), when(tx(c, 'LastModified')),
         el('span', {},
-          el('a', { href: API + s3path(bucket, key), download: key.split('/').pop() || 'object', 'data-testid': `download-${key}` }, el('button', { type: 'button' }, 'Download')), ' ',
+          el('a', { href: apiURL(s3path(bucket, key)), download: key.split('/').pop() || 'object', 'data-testid': `download-${key}` }, el('button', { type: 'button' }, 'Download')), ' ',
           el('button', { class: 'danger', 'data-testid': `delete-${key}`, onclick: () => deleteObject(bucket, key) }, 'Delete')),
       ],
     });
@@ -213,7 +213,7 @@ export async function objectPage(page, bucket, key) {
       h.get('x-amz-storage-class') && ['Storage class', h.get('x-amz-storage-class')],
       ...meta.map(([k, v]) => [`meta: ${k}`, v]),
     ]), el('div', { class: 'toolbar' },
-      el('a', { href: API + s3path(bucket, key), download: key.split('/').pop() }, el('button', { type: 'button' }, 'Download')),
+      el('a', { href: apiURL(s3path(bucket, key)), download: key.split('/').pop() }, el('button', { type: 'button' }, 'Download')),
       el('button', { class: 'danger', onclick: async () => { if (await deleteObject(bucket, key)) go(prefixHash(bucket, dir)); } }, 'Delete')));
   }
   const tags = await call('GET', s3path(bucket, key) + '?tagging', { ok: [404] });
@@ -236,7 +236,7 @@ export async function objectPage(page, bucket, key) {
         el('code', {}, id), marker ? badge('delete marker', 'warn') : bytes(tx(v, 'Size')), when(tx(v, 'LastModified')),
         tx(v, 'IsLatest') === 'true' ? badge('latest', 'ok') : '',
         el('span', {},
-          marker ? '' : el('a', { href: API + s3path(bucket, key) + q, download: key.split('/').pop() }, el('button', { type: 'button' }, 'Download')), ' ',
+          marker ? '' : el('a', { href: apiURL(s3path(bucket, key) + q), download: key.split('/').pop() }, el('button', { type: 'button' }, 'Download')), ' ',
           el('button', { class: 'danger', onclick: () => deleteObject(bucket, key, id) }, 'Delete')),
       ],
     });
