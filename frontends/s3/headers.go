@@ -160,10 +160,13 @@ var responseOverrides = [...]struct{ param, header string }{
 // on the types a browser renders as a document that can run script: the
 // page gets an opaque origin and runs no script. AWS sends neither: a
 // deliberate difference (docs/s3-compatibility.md).
+//
+// The policy is added, not set: a caller in front (the console's proxy)
+// may have set a stricter one, and a browser enforces every policy sent.
 func sandboxHeaders(h http.Header) {
 	h.Set("X-Content-Type-Options", "nosniff")
 	if scriptable(h.Get("Content-Type")) {
-		h.Set("Content-Security-Policy", "sandbox")
+		h.Add("Content-Security-Policy", "sandbox")
 	}
 }
 

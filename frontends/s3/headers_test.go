@@ -215,4 +215,11 @@ func TestSandboxHeaders(t *testing.T) {
 	if h.Get("Content-Security-Policy") != "sandbox" {
 		t.Errorf("no Content-Type: Content-Security-Policy %q, want sandbox", h.Get("Content-Security-Policy"))
 	}
+	// A stricter policy set in front (the console's proxy) is kept.
+	strict := "sandbox; default-src 'none'"
+	h = http.Header{"Content-Type": {"text/html"}, "Content-Security-Policy": {strict}}
+	sandboxHeaders(h)
+	if got := h.Values("Content-Security-Policy"); len(got) != 2 || got[0] != strict || got[1] != "sandbox" {
+		t.Errorf("with a policy set in front: Content-Security-Policy %q, want %q then sandbox", got, strict)
+	}
 }
