@@ -73,28 +73,15 @@ var (
 	ErrUnavailable = errors.New("warehouse not served by the catalog backing")
 )
 
-// clientSentinels are the sentinels whose text is the catalog's own words
-// to a client (every exported one of errors.go).
-var clientSentinels = []error{
-	ErrNoSuchWarehouse, ErrNoSuchNamespace, ErrNoSuchTable, ErrNoSuchView,
-	ErrAlreadyExists, ErrNamespaceNotEmpty, ErrCommitFailed, ErrCommitStateUnknown,
-	ErrBadRequest, ErrUnprocessable, ErrUnsupported, ErrFenced,
-	ErrMigrationConflict, ErrQuarantined, ErrUnavailable,
-}
-
-// storeSentinels are the store's errors: under a catalog error they name
-// the backing's records and the system bucket, which a client has no use
-// for.
-var storeSentinels = []error{
-	objstore.ErrInvalidArgument, objstore.ErrInvalidBucketName, objstore.ErrBucketExists,
-	objstore.ErrNoSuchBucket, objstore.ErrBucketNotEmpty, objstore.ErrInvalidKey,
-	objstore.ErrNoSuchKey, objstore.ErrNoSuchVersion, objstore.ErrDeleteMarker,
-	objstore.ErrPreconditionFailed, objstore.ErrInvalidRange, objstore.ErrNoSuchUpload,
-	objstore.ErrInvalidPartNumber, objstore.ErrInvalidPart, objstore.ErrInvalidPartOrder,
-	objstore.ErrEntityTooSmall, objstore.ErrIncompleteBody, objstore.ErrBadDigest,
-	objstore.ErrQuorumLost, objstore.ErrDataCorrupt, objstore.ErrInternal,
-	objstore.ErrClosed, objstore.ErrTooManyChanges, objstore.ErrObjectLocked,
-	objstore.ErrInvalidBucketState,
+// clientSentinels returns the sentinels whose text is the catalog's own
+// words to a client (every exported one of errors.go).
+func clientSentinels() []error {
+	return []error{
+		ErrNoSuchWarehouse, ErrNoSuchNamespace, ErrNoSuchTable, ErrNoSuchView,
+		ErrAlreadyExists, ErrNamespaceNotEmpty, ErrCommitFailed, ErrCommitStateUnknown,
+		ErrBadRequest, ErrUnprocessable, ErrUnsupported, ErrFenced,
+		ErrMigrationConflict, ErrQuarantined, ErrUnavailable,
+	}
 }
 
 // ClientMessage is err's text for a client: the catalog's own words (what
@@ -156,18 +143,15 @@ func internalCauses(err error) []error {
 // none of the catalog's sentinels and one of the backing's, the store's,
 // or a system call's error.
 func internalError(e error) bool {
-	for _, s := range clientSentinels {
+	for _, s := range clientSentinels() {
 		if errors.Is(e, s) {
 			return false
 		}
 	}
-	if errors.Is(e, ErrNotFound) || errors.Is(e, ErrConflict) {
+	// The store's errors name the backing's records and the system
+	// bucket, which a client has no use for.
+	if errors.Is(e, ErrNotFound) || errors.Is(e, ErrConflict) || objstore.IsStoreError(e) {
 		return true
-	}
-	for _, s := range storeSentinels {
-		if errors.Is(e, s) {
-			return true
-		}
 	}
 	var pe *fs.PathError
 	var errno syscall.Errno

@@ -112,14 +112,24 @@ func (s *Service) readTokenKeys(ctx context.Context) (TokenKeys, string, error) 
 	if err != nil {
 		return TokenKeys{}, "", fmt.Errorf("catalog: read token keys: %w", err)
 	}
-	var k TokenKeys
-	if err := json.Unmarshal(raw, &k); err != nil {
-		return TokenKeys{}, "", fmt.Errorf("catalog: token keys %s/%s: %w", TokenKeysBucket, TokenKeysObject, err)
-	}
-	if k.Current.ID < 1 || len(k.Current.Secret) < 32 || k.Previous != nil && len(k.Previous.Secret) < 32 {
-		return TokenKeys{}, "", fmt.Errorf("catalog: token keys %s/%s: a key is missing or shorter than 32 bytes", TokenKeysBucket, TokenKeysObject)
+	k, err := parseTokenKeys(raw)
+	if err != nil {
+		return TokenKeys{}, "", err
 	}
 	return k, r.Info().ETag, nil
+}
+
+// parseTokenKeys decodes the token-key record and checks that it has a
+// current key with an id and every key a secret of 32 bytes or more.
+func parseTokenKeys(raw []byte) (TokenKeys, error) {
+	var k TokenKeys
+	if err := json.Unmarshal(raw, &k); err != nil {
+		return TokenKeys{}, fmt.Errorf("catalog: token keys %s/%s: %w", TokenKeysBucket, TokenKeysObject, err)
+	}
+	if k.Current.ID < 1 || len(k.Current.Secret) < 32 || k.Previous != nil && len(k.Previous.Secret) < 32 {
+		return TokenKeys{}, fmt.Errorf("catalog: token keys %s/%s: a key is missing or shorter than 32 bytes", TokenKeysBucket, TokenKeysObject)
+	}
+	return k, nil
 }
 
 func (s *Service) putTokenKeys(ctx context.Context, k TokenKeys, opt objstore.PutOptions) error {

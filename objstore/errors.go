@@ -78,6 +78,33 @@ var (
 	ErrInvalidBucketState = errors.New("invalid bucket state")
 )
 
+// IsStoreError says whether err is, or wraps, one of the store's sentinel
+// errors above. A face that shows a client its own words only (the
+// catalog's ClientMessage) cuts such causes, whose texts name buckets and
+// keys of the store.
+func IsStoreError(err error) bool {
+	for _, s := range sentinels() {
+		if errors.Is(err, s) {
+			return true
+		}
+	}
+	return false
+}
+
+// sentinels returns every sentinel error above. A new sentinel goes here
+// too; TestSentinelsListed fails until it does.
+func sentinels() []error {
+	return []error{
+		ErrInvalidArgument, ErrInvalidBucketName, ErrBucketExists, ErrNoSuchBucket,
+		ErrBucketNotEmpty, ErrInvalidKey, ErrNoSuchKey, ErrNoSuchVersion,
+		ErrDeleteMarker, ErrPreconditionFailed, ErrInvalidRange, ErrNoSuchUpload,
+		ErrInvalidPartNumber, ErrInvalidPart, ErrInvalidPartOrder, ErrEntityTooSmall,
+		ErrIncompleteBody, ErrBadDigest, ErrQuorumLost, ErrDataCorrupt,
+		ErrInternal, ErrClosed, ErrTooManyChanges, ErrObjectLocked,
+		ErrInvalidBucketState,
+	}
+}
+
 // PartError tells which part of a complete request was rejected; it wraps
 // ErrInvalidPart, ErrInvalidPartOrder or ErrEntityTooSmall.
 type PartError struct {

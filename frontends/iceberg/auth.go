@@ -14,6 +14,8 @@ import (
 	"sync"
 	"time"
 
+	"golang.org/x/sync/singleflight"
+
 	"github.com/cairnstore/cairn/catalog"
 )
 
@@ -79,24 +81,36 @@ type TokenKeyStore interface {
 // base64url(HMAC-SHA256(key, claims)), the claims naming the key (kid).
 // The current key signs; the current and the previous key verify, so a
 // token outlives one rotation until it expires. The keys come from the
-// TokenKeyStore, loaded on first use and again when a token names a key
-// newer than the current one or once keyRefresh has passed (another
-// Server on the store rotated); without a store they are one random key
-// per Server.
+// TokenKeyStore, loaded on first use, once keyRefresh has passed, and
+// when a token names a key newer than the current one (another Server on
+// the store rotated), but that last at most once per forcedReloadGap: the
+// key id is read before the MAC can be checked, so anyone can send such a
+// token. Without a store they are one random key per Server.
+//
+// Store reads run outside mu, one at a time (loads); their result
+// replaces the cached keys only when it is not older than them, so a read
+// that started before a rotation cannot undo it.
 type tokens struct {
 	store TokenKeyStore // nil: key is a random key of this Server
 	ttl   time.Duration
 	now   func() time.Time
+	loads singleflight.Group // one store read at a time, shared by its callers
 
-	mu       sync.Mutex // protects keys, loadedAt
+	mu       sync.Mutex // protects keys, loadedAt, forcedAt; never held across I/O
 	keys     catalog.TokenKeys
 	loadedAt time.Time // zero: not loaded
+	forcedAt time.Time // the last reload a token naming a newer key forced
 }
 
 // keyRefresh is how long loaded keys are used before they are read again,
 // so that a rotation made through another Server on the store takes
 // effect here too within that time.
 const keyRefresh = time.Minute
+
+// forcedReloadGap is the least time between two reloads forced by tokens
+// naming a key newer than the current one. Within it such a token is
+// refused as invalid; its client gets a new token and goes on.
+const forcedReloadGap = 5 * time.Second
 
 type claims struct {
 	Principal
@@ -116,20 +130,57 @@ func newTokens(store TokenKeyStore, ttl time.Duration, now func() time.Time) (*t
 	return t, nil
 }
 
-// current returns the keys, loading them from the store on first use,
-// once keyRefresh has passed, or when reload is set.
-func (t *tokens) current(ctx context.Context, reload bool) (catalog.TokenKeys, error) {
+// current returns the keys, loading them from the store on first use or
+// once keyRefresh has passed.
+func (t *tokens) current(ctx context.Context) (catalog.TokenKeys, error) {
 	t.mu.Lock()
-	defer t.mu.Unlock()
-	if t.store == nil || !reload && !t.loadedAt.IsZero() && t.now().Sub(t.loadedAt) < keyRefresh {
-		return t.keys, nil
+	if t.store == nil || !t.loadedAt.IsZero() && t.now().Sub(t.loadedAt) < keyRefresh {
+		k := t.keys
+		t.mu.Unlock()
+		return k, nil
 	}
-	k, err := t.store.TokenKeys(ctx)
+	t.mu.Unlock()
+	return t.load(ctx)
+}
+
+// newer returns the keys read again from the store, for a token naming a
+// key newer than the current one, or ok false when the last such read was
+// less than forcedReloadGap ago (or there is no store to read).
+func (t *tokens) newer(ctx context.Context) (k catalog.TokenKeys, ok bool, err error) {
+	t.mu.Lock()
+	now := t.now()
+	if t.store == nil || !t.forcedAt.IsZero() && now.Sub(t.forcedAt) < forcedReloadGap {
+		t.mu.Unlock()
+		return catalog.TokenKeys{}, false, nil
+	}
+	t.forcedAt = now
+	t.mu.Unlock()
+	k, err = t.load(ctx)
+	return k, err == nil, err
+}
+
+// load reads the keys from the store, joining a read already under way,
+// and caches them.
+func (t *tokens) load(ctx context.Context) (catalog.TokenKeys, error) {
+	v, err, _ := t.loads.Do("keys", func() (any, error) {
+		return t.store.TokenKeys(ctx)
+	})
 	if err != nil {
 		return catalog.TokenKeys{}, fmt.Errorf("iceberg: loading the token keys: %w", err)
 	}
-	t.keys, t.loadedAt = k, t.now()
-	return k, nil
+	return t.swap(v.(catalog.TokenKeys)), nil
+}
+
+// swap caches k unless the cached keys are newer (a rotation finished
+// while k was being read) and returns the keys now cached.
+func (t *tokens) swap(k catalog.TokenKeys) catalog.TokenKeys {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.loadedAt.IsZero() || k.Current.ID >= t.keys.Current.ID {
+		t.keys = k
+	}
+	t.loadedAt = t.now()
+	return t.keys
 }
 
 // rotate makes a new current key in the store.
@@ -142,9 +193,7 @@ func (t *tokens) rotate(ctx context.Context) (catalog.TokenKeys, error) {
 	if err != nil {
 		return catalog.TokenKeys{}, err
 	}
-	t.mu.Lock()
-	t.keys, t.loadedAt = k, t.now()
-	t.mu.Unlock()
+	t.swap(k)
 	return k, nil
 }
 
@@ -157,7 +206,7 @@ func mac(key []byte, payload string) string {
 // issue returns a token for p, signed by the current key, and its
 // lifetime.
 func (t *tokens) issue(ctx context.Context, p Principal) (string, time.Duration, error) {
-	k, err := t.current(ctx, false)
+	k, err := t.current(ctx)
 	if err != nil {
 		return "", 0, err
 	}
@@ -190,14 +239,19 @@ func (t *tokens) verify(ctx context.Context, tok string) (Principal, error) {
 		return Principal{}, errBadToken
 	}
 	// The key id is read before the MAC is checked only to pick the key.
-	k, err := t.current(ctx, false)
+	k, err := t.current(ctx)
 	if err != nil {
 		return Principal{}, err
 	}
 	if c.Key > k.Current.ID {
-		if k, err = t.current(ctx, true); err != nil {
+		nk, ok, err := t.newer(ctx)
+		if err != nil {
 			return Principal{}, err
 		}
+		if !ok {
+			return Principal{}, errBadToken
+		}
+		k = nk
 	}
 	var key []byte
 	switch {

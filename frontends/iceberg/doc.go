@@ -41,4 +41,17 @@
 //     stored, so a retry after an unknown outcome runs again.
 //   - The Server holds configuration and its cached token keys only: no
 //     package-level mutable state.
+//   - A token naming a key newer than the current one (read before its MAC
+//     can be checked, so anyone can send one) reads the store at most once
+//     per forcedReloadGap; inside the gap it is refused as invalid.
+//
+// # Locks
+//
+//   - tokens.loads (a singleflight group) runs one store read of the token
+//     keys at a time; its callers wait for that read, and only key loads
+//     (first use, keyRefresh passed, a forced reload) ever wait on it.
+//   - tokens.mu protects the cached keys, loadedAt and forcedAt. It is
+//     never held across I/O nor while waiting on tokens.loads: a read's
+//     result is swapped in under it afterwards, unless the cached keys are
+//     newer (a rotation finished meanwhile). Nothing else is locked with it.
 package iceberg

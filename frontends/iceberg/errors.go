@@ -92,6 +92,16 @@ type catalogError struct {
 	fix string
 }
 
+// faceErrors maps the face's own errors, whose text (without the
+// "iceberg: " prefix) is the message: it says what is wrong and what to do.
+func faceErrors() []catalogError {
+	return []catalogError{
+		{errBadPath, APIError{Status: http.StatusBadRequest, Type: "BadRequestException"}, ""},
+		{ErrUnauthenticated, APIError{Status: http.StatusUnauthorized, Type: "NotAuthorizedException"}, ""},
+		{ErrForbidden, APIError{Status: http.StatusForbidden, Type: "ForbiddenException"}, ""},
+	}
+}
+
 // internalMessage is the message of a 500: the details stay in the
 // server log, whose line of this request carries its id (rid).
 func internalMessage(rid string) string {
@@ -123,14 +133,12 @@ func toAPIError(err error, rid string) *APIError {
 			return &a
 		}
 	}
-	switch {
-	case errors.Is(err, errBadPath):
-		return badRequest("%s", strings.TrimPrefix(err.Error(), "iceberg: "))
-	case errors.Is(err, ErrUnauthenticated):
-		return apiErr(http.StatusUnauthorized, "NotAuthorizedException", "%s", strings.TrimPrefix(err.Error(), "iceberg: "))
-	case errors.Is(err, ErrForbidden):
-		return apiErr(http.StatusForbidden, "ForbiddenException", "%s", strings.TrimPrefix(err.Error(), "iceberg: "))
-	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
+	for _, e := range faceErrors() {
+		if errors.Is(err, e.err) {
+			return apiErr(e.api.Status, e.api.Type, "%s", strings.TrimPrefix(err.Error(), "iceberg: "))
+		}
+	}
+	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
 		return apiErr(http.StatusServiceUnavailable, "ServiceUnavailableException", "the request was cancelled or timed out; retry it")
 	}
 	return apiErr(http.StatusInternalServerError, "InternalServerError", "%s", internalMessage(rid))

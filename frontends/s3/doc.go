@@ -27,4 +27,10 @@
 // Bodies stream both ways: a PUT body goes from the verifying sigv4 reader
 // straight into Store.Put, a GET body from the pinned ObjectReader to the
 // client; no object is ever held in memory.
+//
+// An object answer (GET, HEAD) never acts as a page of the server's
+// origin, which the web console shares: it always carries
+// X-Content-Type-Options: nosniff, and Content-Security-Policy: sandbox
+// when its final Content-Type is one a browser renders as a scriptable
+// document (sandboxHeaders in headers.go).
 package s3

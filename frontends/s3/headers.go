@@ -151,6 +151,41 @@ var responseOverrides = [...]struct{ param, header string }{
 	{"response-content-disposition", "Content-Disposition"}, {"response-content-encoding", "Content-Encoding"},
 }
 
+// sandboxHeaders adds the headers that keep an object from acting as a
+// page of the server's origin, on the final Content-Type (stored or
+// overridden by response-content-type). The web console shares the S3
+// port, so a stored HTML or SVG document with script could otherwise use
+// a signed-in console session. nosniff goes on every object, so a browser
+// never guesses a scriptable type; "sandbox" (without allow-scripts) goes
+// on the types a browser renders as a document that can run script: the
+// page gets an opaque origin and runs no script. AWS sends neither: a
+// deliberate difference (docs/s3-compatibility.md).
+//
+// The policy is added, not set: a caller in front (the console's proxy)
+// may have set a stricter one, and a browser enforces every policy sent.
+func sandboxHeaders(h http.Header) {
+	h.Set("X-Content-Type-Options", "nosniff")
+	if scriptable(h.Get("Content-Type")) {
+		h.Add("Content-Security-Policy", "sandbox")
+	}
+}
+
+// scriptable says whether a browser may render a body of Content-Type ct
+// as a document that can run script: HTML, XHTML, SVG, any XML (XSLT and
+// XHTML namespaces run script), and a missing or unparsable type, which a
+// browser may sniff.
+func scriptable(ct string) bool {
+	mt, _, err := mime.ParseMediaType(ct)
+	if err != nil || mt == "" {
+		return true
+	}
+	switch mt {
+	case "text/html", "application/xhtml+xml", "image/svg+xml", "text/xml", "application/xml":
+		return true
+	}
+	return strings.HasSuffix(mt, "+xml")
+}
+
 func quote(etag string) string { return `"` + etag + `"` }
 
 // checkConditions applies If-Match, If-None-Match, If-Modified-Since and

@@ -170,3 +170,56 @@ func TestStoredContentEncoding(t *testing.T) {
 		t.Fatalf("Cache-Control %q, Expires %q", m["Cache-Control"], m["Expires"])
 	}
 }
+
+func TestSandboxHeaders(t *testing.T) {
+	for _, tc := range []struct {
+		ct      string
+		sandbox bool
+	}{
+		{"text/html", true},
+		{"TEXT/HTML; charset=utf-8", true},
+		{" text/html ", true},
+		{"application/xhtml+xml", true},
+		{"image/svg+xml", true},
+		{"Image/SVG+XML;charset=x", true},
+		{"text/xml", true},
+		{"application/xml", true},
+		{"application/rss+xml", true},
+		{"application/vnd.foo+XML", true},
+		{"", true},
+		{"text/html garbage", true},
+		{";charset=utf-8", true},
+		{"text/plain", false},
+		{"text/plain; charset=utf-8", false},
+		{"binary/octet-stream", false},
+		{"application/json", false},
+		{"image/png", false},
+		{"application/xml-dtd", false},
+		{"text/htmlx", false},
+	} {
+		h := http.Header{"Content-Type": {tc.ct}}
+		sandboxHeaders(h)
+		if got := h.Get("X-Content-Type-Options"); got != "nosniff" {
+			t.Errorf("%q: X-Content-Type-Options %q, want nosniff", tc.ct, got)
+		}
+		csp, want := h.Get("Content-Security-Policy"), ""
+		if tc.sandbox {
+			want = "sandbox"
+		}
+		if csp != want {
+			t.Errorf("%q: Content-Security-Policy %q, want %q", tc.ct, csp, want)
+		}
+	}
+	h := http.Header{}
+	sandboxHeaders(h)
+	if h.Get("Content-Security-Policy") != "sandbox" {
+		t.Errorf("no Content-Type: Content-Security-Policy %q, want sandbox", h.Get("Content-Security-Policy"))
+	}
+	// A stricter policy set in front (the console's proxy) is kept.
+	strict := "sandbox; default-src 'none'"
+	h = http.Header{"Content-Type": {"text/html"}, "Content-Security-Policy": {strict}}
+	sandboxHeaders(h)
+	if got := h.Values("Content-Security-Policy"); len(got) != 2 || got[0] != strict || got[1] != "sandbox" {
+		t.Errorf("with a policy set in front: Content-Security-Policy %q, want %q then sandbox", got, strict)
+	}
+}

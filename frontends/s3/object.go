@@ -249,6 +249,7 @@ func (s *Server) serveObject(w *recorder, req *request, withBody bool) error {
 	if sr != nil {
 		sr.headers(w.Header())
 	}
+	sandboxHeaders(w.Header())
 	w.Header().Set("Content-Length", fmtInt(length))
 	status := http.StatusOK
 	if partial {
