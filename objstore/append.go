@@ -36,11 +36,12 @@ type AppendOptions struct {
 	Meta        map[string]string
 	Attrs       Attrs
 	// Appending, when set, is called inside the commit's transaction with
-	// the version appended to (nil when the append creates the object)
-	// and the new version's metadata and attributes (its own copies), once
-	// the body has been read. It may change them, or refuse the append by
-	// returning an error, which changes nothing.
-	Appending func(prev *ObjectInfo, meta map[string]string, a *Attrs) error
+	// the version appended to (nil when the append creates the object),
+	// the number of bytes appended and the new version's metadata and
+	// attributes (its own copies), once the body has been read. It may
+	// change them, or refuse the append by returning an error, which
+	// changes nothing.
+	Appending func(prev *ObjectInfo, added int64, meta map[string]string, a *Attrs) error
 }
 
 // Append adds body (size bytes; a negative size reads to EOF) to the end
@@ -187,7 +188,7 @@ func appendVersion(tx meta.Tx, bucket, key string, offset int64, d *newData, sum
 			v.Meta = map[string]string{}
 		}
 		v.Attrs.Sys = maps.Clone(v.Attrs.Sys)
-		if err := opt.Appending(prev, v.Meta, &v.Attrs); err != nil {
+		if err := opt.Appending(prev, n, v.Meta, &v.Attrs); err != nil {
 			return nil, false, err
 		}
 	}

@@ -159,7 +159,7 @@ func TestAppendRefused(t *testing.T) {
 		{"if-match a missing key", "missing", 0, AppendOptions{IfMatch: "*"}, ErrNoSuchKey},
 		{"bad content-md5", "k", 1000, AppendOptions{ContentMD5: make([]byte, 16)}, ErrBadDigest},
 		{"encrypted", "enc", int64(len(sealed)), AppendOptions{}, ErrNotAppendable},
-		{"hook refuses", "k", 1000, AppendOptions{Appending: func(*ObjectInfo, map[string]string, *Attrs) error {
+		{"hook refuses", "k", 1000, AppendOptions{Appending: func(*ObjectInfo, int64, map[string]string, *Attrs) error {
 			return ErrPreconditionFailed
 		}}, ErrPreconditionFailed},
 		{"bad key", "", 0, AppendOptions{}, ErrInvalidKey},
