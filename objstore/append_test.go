@@ -370,3 +370,56 @@ func TestAppendSegmentCap(t *testing.T) {
 		t.Fatalf("options with MaxSegments past %d: %v", MaxSegments, err)
 	}
 }
+
+// TestAppendSuspended: in a bucket whose versioning is suspended, an
+// append to a version with an id makes the null version (counting every
+// segment: the older version keeps its own), and an append to the null
+// version replaces it, taking over its references.
+func TestAppendSuspended(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	s, _ := newTestStore(t, 3, 1)
+	mustBucket(t, s, "app")
+	if err := s.SetVersioning(ctx, "app", VersioningEnabled); err != nil {
+		t.Fatal(err)
+	}
+	first := randBytes(80<<10, 5)
+	v1 := mustPut(t, s, "app", "k", first)
+	if err := s.SetVersioning(ctx, "app", VersioningSuspended); err != nil {
+		t.Fatal(err)
+	}
+	model := bytes.Clone(first)
+	for i := range 3 {
+		chunk := randBytes(5000+i, uint64(50+i))
+		info, err := s.Append(ctx, "app", "k", int64(len(model)), bytes.NewReader(chunk), int64(len(chunk)), AppendOptions{})
+		if err != nil {
+			t.Fatalf("append %d: %v", i, err)
+		}
+		if info.VersionID != NullVersion {
+			t.Fatalf("append %d in a suspended bucket: version %q", i, info.VersionID)
+		}
+		model = append(model, chunk...)
+	}
+	vs, err := s.ListVersions(ctx, "app", ListVersionsOptions{})
+	if err != nil || len(vs.Versions) != 2 {
+		t.Fatalf("versions: %d (%v), want the null one and %s", len(vs.Versions), err, v1.VersionID)
+	}
+	if !bytes.Equal(readAll(t, s, "app", "k", GetOptions{VersionID: v1.VersionID}), first) {
+		t.Fatal("the version appended to changed")
+	}
+	if _, err := s.Delete(ctx, "app", "k", DeleteOptions{VersionID: v1.VersionID}); err != nil {
+		t.Fatal(err)
+	}
+	if n, err := s.Clean(ctx); err != nil || n != 0 {
+		t.Fatalf("clean after deleting the version appended to: freed %d (%v), want 0: the null version uses its data", n, err)
+	}
+	if !bytes.Equal(readAll(t, s, "app", "k", GetOptions{}), model) {
+		t.Fatal("the null version's content differs")
+	}
+	if _, err := s.Delete(ctx, "app", "k", DeleteOptions{VersionID: NullVersion}); err != nil {
+		t.Fatal(err)
+	}
+	if n, err := s.Clean(ctx); err != nil || n != 4 {
+		t.Fatalf("clean after deleting all: freed %d (%v), want 4", n, err)
+	}
+}
