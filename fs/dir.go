@@ -310,7 +310,7 @@ func (d *dirNode) Getattr(ctx context.Context, fh gofs.FileHandle, out *fuse.Att
 			return errno
 		}
 	}
-	a, _, err := d.attrs(ctx)
+	a, _, err := d.attrs(ctx, true)
 	if err != nil {
 		return d.fsys.errno("getattr", d.Path(nil), err)
 	}
@@ -318,9 +318,12 @@ func (d *dirNode) Getattr(ctx context.Context, fh gofs.FileHandle, out *fuse.Att
 	return 0
 }
 
-// attrs reads the directory's attributes from its marker; hasMarker says
-// whether there is one. A bucket has none.
-func (d *dirNode) attrs(ctx context.Context) (a attrs, marker *objstore.ObjectInfo, err error) {
+// attrs reads the directory's attributes from its marker; marker is nil
+// when there is none (a bucket has none). withMtime asks for the mtime of
+// an implied directory too, which costs a listing (impliedMtime): what is
+// shown or written into a new marker needs it, permission checks and
+// xattr reads do not.
+func (d *dirNode) attrs(ctx context.Context, withMtime bool) (a attrs, marker *objstore.ObjectInfo, err error) {
 	bucket, prefix := d.loc()
 	if prefix == "" {
 		b, err := d.fsys.store.HeadBucket(ctx, bucket)
@@ -333,6 +336,8 @@ func (d *dirNode) attrs(ctx context.Context) (a attrs, marker *objstore.ObjectIn
 	switch {
 	case err == nil:
 		return d.fsys.dirAttrs(entry{kind: kindDir, info: info, hasInfo: true}), &info, nil
+	case isNotFound(err) && !withMtime:
+		return d.fsys.dirAttrs(entry{kind: kindDir}), nil, nil
 	case isNotFound(err):
 		return d.fsys.dirAttrsAt(ctx, bucket, prefix, entry{kind: kindDir}), nil, nil
 	default:
@@ -347,7 +352,7 @@ func (d *dirNode) Setattr(ctx context.Context, fh gofs.FileHandle, in *fuse.SetA
 		return errno
 	}
 	bucket, prefix := d.loc()
-	a, marker, err := d.attrs(ctx)
+	a, marker, err := d.attrs(ctx, true)
 	if err != nil {
 		return d.fsys.errno("setattr", bucket+"/"+prefix, err)
 	}

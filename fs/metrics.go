@@ -11,7 +11,7 @@ import (
 // OpObserver is told of every FUSE request the mount answers (Options.Ops),
 // so that cmd/ can export them as metrics without fs importing a metrics
 // library. op is the request's lower-case name ("lookup", "getattr",
-// "read", "write", "create", "rename", ...; Ops lists them all), d how
+// "read", "write", "create", "rename", ...; OpNames lists them all), d how
 // long the mount took to answer and errno what it answered (0: success;
 // ENOENT is the normal answer to a lookup of a name that is not there).
 // ObserveOp is called from the goroutine serving the request, for many
@@ -22,13 +22,16 @@ type OpObserver interface {
 	ObserveOp(op string, d time.Duration, errno syscall.Errno)
 }
 
-// Ops are the op names an OpObserver may see.
-var Ops = []string{
-	"lookup", "forget", "getattr", "setattr", "mknod", "mkdir", "unlink", "rmdir", "rename", "link",
-	"symlink", "readlink", "access", "getxattr", "listxattr", "setxattr", "removexattr",
-	"create", "tmpfile", "open", "read", "lseek", "getlk", "setlk", "setlkw", "release", "write",
-	"copy_file_range", "ioctl", "flush", "fsync", "fallocate", "opendir", "readdir", "readdirplus",
-	"releasedir", "fsyncdir", "statfs", "statx",
+// OpNames returns the op names an OpObserver may see (a new slice each
+// call: the package keeps no mutable state).
+func OpNames() []string {
+	return []string{
+		"lookup", "forget", "getattr", "setattr", "mknod", "mkdir", "unlink", "rmdir", "rename", "link",
+		"symlink", "readlink", "access", "getxattr", "listxattr", "setxattr", "removexattr",
+		"create", "tmpfile", "open", "read", "lseek", "getlk", "setlk", "setlkw", "release", "write",
+		"copy_file_range", "ioctl", "flush", "fsync", "fallocate", "opendir", "readdir", "readdirplus",
+		"releasedir", "fsyncdir", "statfs", "statx",
+	}
 }
 
 // mountServer is gofs.Mount with the node filesystem wrapped in an

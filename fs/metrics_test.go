@@ -92,8 +92,8 @@ func TestOpObserver(t *testing.T) {
 		if slices.Contains(got, syscall.EDOM) {
 			t.Errorf("%s observed with a negative duration", op)
 		}
-		if !slices.Contains(Ops, op) {
-			t.Errorf("%s is not in Ops", op)
+		if !slices.Contains(OpNames(), op) {
+			t.Errorf("%s is not in OpNames", op)
 		}
 	}
 	if !slices.Contains(log.seen("lookup"), syscall.ENOENT) {

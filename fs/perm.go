@@ -46,7 +46,7 @@ const fmodeExec = 0x20
 func (f *FS) permAttrs(ctx context.Context, n *gofs.Inode) (attrs, error) {
 	switch op := n.Operations().(type) {
 	case *dirNode:
-		a, _, err := op.attrs(ctx)
+		a, _, err := op.attrs(ctx, false) // no mtime: a check needs none, and it would list
 		return a, err
 	case *fileNode:
 		var out fuse.Attr

@@ -254,7 +254,7 @@ func (d *dirNode) Getxattr(ctx context.Context, attr string, dest []byte) (uint3
 	if errno := d.fsys.allowXattr(ctx, d.EmbeddedInode(), attr, false); errno != 0 {
 		return 0, errno
 	}
-	_, marker, err := d.attrs(ctx)
+	_, marker, err := d.attrs(ctx, false)
 	if err != nil {
 		return 0, d.fsys.errno("getxattr", d.Path(nil), err)
 	}
@@ -268,7 +268,7 @@ func (d *dirNode) Listxattr(ctx context.Context, dest []byte) (uint32, syscall.E
 	if errno := d.fsys.allowXattr(ctx, d.EmbeddedInode(), "", false); errno != 0 {
 		return 0, errno
 	}
-	_, marker, err := d.attrs(ctx)
+	_, marker, err := d.attrs(ctx, false)
 	if err != nil {
 		return 0, d.fsys.errno("listxattr", d.Path(nil), err)
 	}
@@ -299,7 +299,7 @@ func (d *dirNode) changeXattr(ctx context.Context, attr string, data []byte, fla
 	if prefix == "" {
 		return syscall.ENOTSUP
 	}
-	a, marker, err := d.attrs(ctx)
+	a, marker, err := d.attrs(ctx, true)
 	if err != nil {
 		return d.fsys.errno("setxattr", d.Path(nil), err)
 	}

@@ -45,14 +45,32 @@ func (s *Store) Health(ctx context.Context) (Health, error) {
 		return Health{}, err
 	}
 	h := Health{
-		DegradedObjects: s.degraded.count(),
-		HealQueue:       len(s.healq),
-		PendingPuts:     len(s.pending.slots),
+		HealQueue:   len(s.healq),
+		PendingPuts: len(s.pending.slots),
 	}
+	degraded := s.degraded.list()
 	s.packs.mu.Lock()
 	active := s.packs.active
 	s.packs.mu.Unlock()
+	var freed []string
 	err := s.idx.View(ctx, func(tx meta.Tx) error {
+		// A degraded id whose data was freed since (deleted, overwritten)
+		// is not degraded any more: dropped here, as the healer would
+		// when it came to it, so the gauge does not stay up for ever.
+		for _, name := range degraded {
+			id, err := erasure.ParseDataID(name)
+			if err == nil {
+				raw, gerr := tx.Get(meta.DataTable, meta.DataKey(id))
+				if gerr != nil {
+					return gerr
+				}
+				if raw != nil {
+					h.DegradedObjects++
+					continue
+				}
+			}
+			freed = append(freed, name)
+		}
 		err := meta.Scan(tx, meta.Garbage, nil, func(_, _ []byte) error {
 			h.CleanerBacklog++
 			if h.CleanerBacklog%4096 == 0 {
@@ -77,6 +95,9 @@ func (s *Store) Health(ctx context.Context) (Health, error) {
 	})
 	if err != nil {
 		return Health{}, fmt.Errorf("health: %w", err)
+	}
+	for _, name := range freed {
+		s.degraded.removeIfIdle(name)
 	}
 	return h, nil
 }
@@ -179,8 +200,23 @@ func (d *degradedSet) remove(id string) {
 	delete(d.ids, id)
 }
 
-func (d *degradedSet) count() int {
+// list returns the ids in the set.
+func (d *degradedSet) list() []string {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	return len(d.ids)
+	out := make([]string, 0, len(d.ids))
+	for id := range d.ids {
+		out = append(out, id)
+	}
+	return out
+}
+
+// removeIfIdle removes id unless it waits in the heal queue (the healer
+// removes it then).
+func (d *degradedSet) removeIfIdle(id string) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if queued, ok := d.ids[id]; ok && !queued {
+		delete(d.ids, id)
+	}
 }

@@ -139,3 +139,38 @@ func TestHealthCompactionBacklog(t *testing.T) {
 		t.Fatalf("after compaction: %+v %v, want none", h, err)
 	}
 }
+
+// TestHealthForgetsFreedData: an id seen degraded whose heal did not
+// happen (the queue was full, or the heal failed) stops counting once its
+// data is freed, instead of keeping the gauge up until a restart.
+func TestHealthForgetsFreedData(t *testing.T) {
+	ctx := context.Background()
+	s, opt := newTestStore(t, 4, 2)
+	mustBucket(t, s, "bkt")
+	data := randBytes(200<<10, 9)
+	mustPut(t, s, "bkt", "obj", data)
+	files, _ := filepath.Glob(filepath.Join(opt.Dir, "drives", "d1", "data", "*", "*"))
+	if len(files) != 1 {
+		t.Fatalf("drive 1 holds %d shard files, want 1", len(files))
+	}
+	if err := os.Remove(files[0]); err != nil {
+		t.Fatal(err)
+	}
+	if got := readAll(t, s, "bkt", "obj", GetOptions{}); string(got) != string(data) {
+		t.Fatal("degraded read returned other bytes")
+	}
+	// Take it off the queue as a failed heal would leave it: still in
+	// the degraded set, no longer queued.
+	name := <-s.healq
+	s.degraded.dequeued(name)
+	if h, err := s.Health(ctx); err != nil || h.DegradedObjects != 1 || h.HealQueue != 0 {
+		t.Fatalf("after a degraded read and a failed heal: %+v %v, want 1 degraded, none queued", h, err)
+	}
+	mustPut(t, s, "bkt", "obj", data[:100]) // frees the degraded data
+	if h, err := s.Health(ctx); err != nil || h.DegradedObjects != 0 {
+		t.Fatalf("after the degraded data was freed: %+v %v, want none degraded", h, err)
+	}
+	if got := s.degraded.list(); len(got) != 0 {
+		t.Errorf("degraded set still holds %v", got)
+	}
+}

@@ -342,6 +342,26 @@ func (e *endpointFlag) register(fs *pflag.FlagSet, what string) {
 	fs.StringVar(&e.Value, "endpoint", "", what+" `URL` or HOST:PORT (default $"+endpointEnv+", else "+defaultEndpoint+")")
 }
 
+// online is the check every command that calls a running server as
+// root makes once its arguments are read: the endpoint resolved (into
+// *endpoint) and the root credentials' variables set both or neither.
+func (e endpointFlag) online(cmd string, endpoint *string) error {
+	var err error
+	if *endpoint, err = e.resolve(cmd); err != nil {
+		return err
+	}
+	return checkRootEnv(cmd)
+}
+
+// nameArg reads a leaf's positional arguments: none for "list", else the
+// one name (what names it in the error).
+func nameArg(c *cobra.Command, action string, args []string, what string) (string, error) {
+	if action == "list" {
+		return "", noArgs(c, args)
+	}
+	return oneArg(c, args, what)
+}
+
 // resolve is the endpoint as a base URL without a trailing slash:
 // --endpoint, else $CAIRN_ENDPOINT, else defaultEndpoint.
 func (e endpointFlag) resolve(cmd string) (string, error) {

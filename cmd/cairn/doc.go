@@ -27,6 +27,12 @@
 // catalogParts.controls); `cairn mount` (mount.go) serves no catalog and
 // mounts the store's alone.
 //
+// Locks: storemetrics.go's storeCollector.mu is the package's one lock. A
+// scrape of /metrics holds it while it refreshes the drive and health
+// figures (at most every healthTTL: a statfs and a probe per drive, all
+// under one 10 s context), so concurrent scrapes wait for one refresh
+// instead of each probing the drives; it is a leaf.
+//
 // Output: results on stdout, logs and progress on stderr; --json lists
 // are [] when empty (writeJSON).
 //

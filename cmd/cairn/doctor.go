@@ -611,7 +611,7 @@ func checkEnv(environ []string) []checkResult {
 	}
 	switch user, pass := seen["CAIRN_ROOT_USER"], seen["CAIRN_ROOT_PASSWORD"]; {
 	case user != pass:
-		res = append(res, checkResult{Level: levelFail, Area: "env", Msg: "only one of CAIRN_ROOT_USER and CAIRN_ROOT_PASSWORD is set: serve ignores it and uses the default root credentials",
+		res = append(res, checkResult{Level: levelFail, Area: "env", Msg: "only one of CAIRN_ROOT_USER and CAIRN_ROOT_PASSWORD is set: serve and the admin commands refuse to start",
 			Fix: "set both, or neither"})
 	case !user:
 		res = append(res, checkResult{Level: levelWarn, Area: "env", Msg: "CAIRN_ROOT_USER / CAIRN_ROOT_PASSWORD not set: serve uses the default root credentials",

@@ -41,11 +41,7 @@ func statusCommand(done func(invocation)) *cobra.Command {
 			if err := noArgs(c, args); err != nil {
 				return err
 			}
-			var err error
-			if o.Endpoint, err = ep.resolve(name); err != nil {
-				return err
-			}
-			if err := checkRootEnv(name); err != nil {
+			if err := ep.online(name, &o.Endpoint); err != nil {
 				return err
 			}
 			done(invocation{name: name, opts: o, logLevel: zerolog.InfoLevel})

@@ -53,24 +53,14 @@ func userCommand(done func(invocation)) *cobra.Command {
 		}
 		c := leafCommand(use, short, example, func(c *cobra.Command, args []string) error {
 			name := commandName(c)
-			if o.Action == "list" {
-				if err := noArgs(c, args); err != nil {
-					return err
-				}
-			} else {
-				var err error
-				if o.Name, err = oneArg(c, args, "user name (access key)"); err != nil {
-					return err
-				}
+			var err error
+			if o.Name, err = nameArg(c, o.Action, args, "user name (access key)"); err != nil {
+				return err
 			}
 			if o.Action == "add" && o.Secret == "" {
 				return usageErrorf(name, "--secret is required")
 			}
-			var err error
-			if o.Endpoint, err = ep.resolve(name); err != nil {
-				return err
-			}
-			if err := checkRootEnv(name); err != nil {
+			if err := ep.online(name, &o.Endpoint); err != nil {
 				return err
 			}
 			done(invocation{name: name, opts: o, logLevel: zerolog.InfoLevel})
