@@ -35,6 +35,11 @@ func errnoTable() []errnoMapping {
 		// Object lock: removing or overwriting a locked version.
 		{objstore.ErrObjectLocked, syscall.EPERM},
 		{objstore.ErrInvalidBucketState, syscall.EPERM},
+		// Appends: the size changed meanwhile, too many segments, an
+		// encrypted object.
+		{objstore.ErrInvalidWriteOffset, syscall.EAGAIN},
+		{objstore.ErrTooManySegments, syscall.EFBIG},
+		{objstore.ErrNotAppendable, syscall.EACCES},
 		// The mount's own: a version only the S3 face can read.
 		{errEncrypted, syscall.EACCES},
 	}

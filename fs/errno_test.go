@@ -116,6 +116,8 @@ func TestErrnoTableCoversSentinels(t *testing.T) {
 		"ErrInternal": objstore.ErrInternal, "ErrClosed": objstore.ErrClosed,
 		"ErrTooManyChanges": objstore.ErrTooManyChanges,
 		"ErrObjectLocked":   objstore.ErrObjectLocked, "ErrInvalidBucketState": objstore.ErrInvalidBucketState,
+		"ErrInvalidWriteOffset": objstore.ErrInvalidWriteOffset, "ErrTooManySegments": objstore.ErrTooManySegments,
+		"ErrNotAppendable": objstore.ErrNotAppendable,
 	}
 	// The multipart sentinels: the mount never makes multipart uploads
 	// (it writes whole objects with Put), so meeting one is a bug of the

@@ -30,6 +30,38 @@
 // treat both alike; packing saves a small put the inode, directory entry
 // and journal commit a file per drive would cost.
 //
+// # Versions made of shared segments
+//
+// Versions share immutable data: a copy, a rename, a multipart complete,
+// an UploadPartCopy (CopyPart: the part's segments are sub-ranges of the
+// source's, whatever their alignment) and an append (Append, append.go)
+// write index entries only, plus, for an append, one new data object
+// holding just the new bytes. A data record's Refs counts the version
+// and part segments naming it, one per segment (fsck checks it), so a
+// data object outlives every version that names it and no longer. An
+// append commits in one transaction a version whose segments are the
+// current version's followed by the new one, after checking there that
+// the current size is still the offset: of racing appends one wins, the
+// others fail and their data is discarded unreferenced. Without
+// versioning the new null version takes over the references of the one
+// it replaces (only the new segment is counted); with versioning every
+// segment gains a reference, as the older version keeps its own.
+//
+// Segment lists are bounded: Append refuses to give a version more than
+// Options.MaxSegments segments or parts (MaxSegments, 10 000, S3's bound
+// on an appended object's parts) with ErrTooManySegments; a put of the
+// whole starts again from one. Each append rewrites the version record
+// (about 30 bytes a segment) and, with versioning, touches every
+// segment's data record, so the bound also bounds one append's index
+// work. Compaction of long segment lists comes in a follow-up: a
+// background pass will rewrite a version whose list passes a threshold
+// well under the hard bound, or whose small segments waste space, into
+// fresh contiguous data, and flip the version in one transaction that
+// checks it is unchanged (as a pack compaction does for records); the
+// hard bound stays as the backstop. Stats.DriveBytesWritten (stats.go)
+// counts the shard bytes written, so tests and /metrics show what a
+// write cost: O(new bytes × (k+m)/k) for an append, nothing for a copy.
+//
 // # Durability and group commit
 //
 // Shard files are written without fsync. Each mutation goes through the

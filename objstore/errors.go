@@ -76,6 +76,17 @@ var (
 	// (object lock on a bucket without versioning enabled, suspending
 	// versioning on a bucket with object lock).
 	ErrInvalidBucketState = errors.New("invalid bucket state")
+	// ErrInvalidWriteOffset: an Append whose offset is not the current
+	// version's size (0 for a key without one): another append or a put
+	// got there first. Nothing was changed.
+	ErrInvalidWriteOffset = errors.New("write offset is not the object's size")
+	// ErrTooManySegments: an Append would give the version more than
+	// MaxSegments segments (or parts). Rewriting the object (a copy onto
+	// itself that rewrites its bytes, or a put) resets the count.
+	ErrTooManySegments = errors.New("object has too many segments to append to")
+	// ErrNotAppendable: an Append to a version whose bytes cannot be
+	// extended in place: ciphertext keyed to the object (SysEncryption).
+	ErrNotAppendable = errors.New("object cannot be appended to")
 )
 
 // IsStoreError says whether err is, or wraps, one of the store's sentinel

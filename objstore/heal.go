@@ -198,7 +198,7 @@ func (s *Store) healData(ctx context.Context, id erasure.DataID, d meta.Data) ([
 			continue
 		}
 		staged = append(staged, st)
-		targets[i] = st
+		targets[i] = s.countWrites(st)
 		healed = append(healed, i)
 	}
 	if len(targets) == 0 {
@@ -243,7 +243,7 @@ func (s *Store) healPacked(ctx context.Context, codec *erasure.Codec, hdr erasur
 			continue
 		}
 		files = append(files, f)
-		targets[i] = io.NewOffsetWriter(f, d.Off)
+		targets[i] = s.countWrites(io.NewOffsetWriter(f, d.Off))
 		healed = append(healed, i)
 	}
 	if len(targets) == 0 {

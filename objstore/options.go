@@ -52,6 +52,11 @@ type Options struct {
 	// MinPartSize is the smallest size of a multipart part that is not the
 	// last one; zero means 5 MiB (the S3 rule).
 	MinPartSize int64
+	// MaxSegments bounds the segments and parts of a version an Append
+	// makes (ErrTooManySegments past it); zero means the MaxSegments
+	// constant, 10 000, S3's bound on an appended object's parts. Higher
+	// values are refused.
+	MaxSegments int
 	// CleanerInterval is how often the cleaner frees unreferenced data when
 	// nothing wakes it; zero means 30s.
 	CleanerInterval time.Duration
@@ -127,6 +132,9 @@ func (o Options) withDefaults() Options {
 	if o.MinPartSize == 0 {
 		o.MinPartSize = defaultMinPartSize
 	}
+	if o.MaxSegments == 0 {
+		o.MaxSegments = MaxSegments
+	}
 	if o.WriteBuffers == 0 {
 		o.WriteBuffers = defaultWriteBuffers
 	}
@@ -159,6 +167,9 @@ func (o Options) Validate() error {
 	}
 	if o.BlockSize < 0 || o.MinPartSize < 0 || o.ReadCacheSize < 0 {
 		return fmt.Errorf("%w: negative size", ErrInvalidArgument)
+	}
+	if o.MaxSegments < 0 || o.MaxSegments > MaxSegments {
+		return fmt.Errorf("%w: max segments %d: between 1 and %d (0 for %d)", ErrInvalidArgument, o.MaxSegments, MaxSegments, MaxSegments)
 	}
 	if o.CleanerInterval < 0 || o.LifecycleInterval < 0 || o.LifecycleDay < 0 || o.ReaderGrace < 0 {
 		return fmt.Errorf("%w: negative interval", ErrInvalidArgument)

@@ -112,6 +112,7 @@ func (s *Store) packAppend(ctx context.Context, recs [][]byte, size int64) (seg 
 			failed = errors.Join(failed, fmt.Errorf("drive %d: %w", i, err))
 			continue
 		}
+		s.driveWritten.Add(int64(len(recs[i])))
 		shards = append(shards, i)
 	}
 	return seg, off, shards, failed

@@ -67,6 +67,8 @@ type Store struct {
 	driveErrs []driveErrCounts
 	cleanWake chan struct{} // nudges the cleaner
 	cleanMu   sync.Mutex    // one Clean at a time: two would free the same garbage twice
+
+	driveWritten atomic.Int64 // shard bytes written to the drives (Stats)
 }
 
 // Open opens the store in opt.Dir, creating it when new, sweeps the shard

@@ -201,6 +201,16 @@ func dropRefs(tx meta.Tx, segs []meta.Segment) error { return adjustRefs(tx, seg
 // whose data references are dropped. v's own segment references must
 // already be counted by the caller.
 func installVersion(tx meta.Tx, b *meta.Bucket, key string, v *meta.Version) error {
+	return installVersionFrom(tx, b, key, v, nil)
+}
+
+// installVersionFrom is installVersion for a version that takes over the
+// data references of the null version it replaces, inherit (an append
+// in a bucket without versioning enabled: the new version's segments
+// are inherit's plus new ones): inherit's references are not dropped,
+// they pass to v, whose caller counts only its new segments. A nil
+// inherit is installVersion.
+func installVersionFrom(tx meta.Tx, b *meta.Bucket, key string, v, inherit *meta.Version) error {
 	seq, err := tx.NextSeq()
 	if err != nil {
 		return err
@@ -221,8 +231,10 @@ func installVersion(tx meta.Tx, b *meta.Bucket, key string, v *meta.Version) err
 			if err := checkRemovable(&vs[i], key, time.Now(), false); err != nil {
 				return err // a locked null version is not overwritten
 			}
-			if err := dropRefs(tx, vs[i].Segments); err != nil {
-				return err
+			if inherit == nil || vs[i].Seq != inherit.Seq {
+				if err := dropRefs(tx, vs[i].Segments); err != nil {
+					return err
+				}
 			}
 			if err := tx.Delete(meta.Versions, meta.VersionKey(b.Name, key, vs[i].Seq)); err != nil {
 				return err

@@ -117,7 +117,7 @@ func (s *Store) writeData(ctx context.Context, bucket, key string, body io.Reade
 			openErrs = errors.Join(openErrs, fmt.Errorf("drive %d: %w", i, err))
 			continue
 		}
-		files[i], sinks[i] = f, f
+		files[i], sinks[i] = f, s.countWrites(f)
 		opened++
 	}
 	if opened < quorum {

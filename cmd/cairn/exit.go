@@ -85,6 +85,9 @@ func exitRules() []exitRule {
 		{objstore.ErrBadDigest, exitError, ""},
 		{objstore.ErrObjectLocked, exitError, ""},
 		{objstore.ErrInvalidBucketState, exitError, ""},
+		{objstore.ErrInvalidWriteOffset, exitError, ""},
+		{objstore.ErrTooManySegments, exitError, ""},
+		{objstore.ErrNotAppendable, exitError, ""},
 	}
 }
 

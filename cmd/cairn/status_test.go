@@ -103,7 +103,7 @@ func TestMetricsNames(t *testing.T) {
 		`cairn_drive_io_errors_total{drive="0"} 0`, `cairn_drive_checksum_failures_total{drive="0"} 0`,
 		"cairn_objects_degraded 0", "cairn_heal_queue_length 0", "cairn_cleaner_backlog ", "cairn_compaction_backlog ",
 		"cairn_pending_puts 0", "cairn_store_health_up 1", "cairn_catalog_commits_total 0", "cairn_catalog_commit_conflicts_total 0",
-		"cairn_uptime_seconds ", `cairn_build_info{version=`,
+		"cairn_uptime_seconds ", `cairn_build_info{version=`, "cairn_drive_bytes_written_total ",
 	} {
 		if !strings.Contains(string(raw), "\n"+want) {
 			t.Errorf("/metrics has no line starting %q", want)

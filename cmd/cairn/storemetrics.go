@@ -50,6 +50,8 @@ func (mx *serverMetrics) register(reg prometheus.Registerer, st *objstore.Store,
 		mx.ops.latency, mx.ops.errors,
 		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "cairn_uptime_seconds", Help: "Seconds since the server started."},
 			func() float64 { return time.Since(mx.started).Seconds() }),
+		prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "cairn_drive_bytes_written_total", Help: "Shard bytes (data and parity, with headers and checksums) written to the drives: new data, pack compaction and heals; copies, renames and UploadPartCopy write none, an append only its new bytes."},
+			func() float64 { return float64(st.Stats().DriveBytesWritten) }),
 		prometheus.NewGauge(prometheus.GaugeOpts{Name: "cairn_build_info", Help: "Always 1; the label names the server's version.",
 			ConstLabels: prometheus.Labels{"version": resolveVersion(version)}}),
 	}

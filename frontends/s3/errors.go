@@ -95,6 +95,10 @@ var storeErrors = []sentinel{
 	// Object lock (objectlock.go).
 	{objstore.ErrObjectLocked, APIError{"AccessDenied", 403, "Access Denied because object protected by object lock."}},
 	{objstore.ErrInvalidBucketState, APIError{"InvalidBucketState", 409, "The request is not valid with the current state of the bucket."}},
+	// Appends (PutObject with x-amz-write-offset-bytes).
+	{objstore.ErrInvalidWriteOffset, APIError{"InvalidWriteOffset", 400, "The write offset value that you specified does not match the current object size; HEAD the object and append at its size."}},
+	{objstore.ErrTooManySegments, APIError{"TooManyParts", 400, "The object has the most parts an append may give it; rewrite it whole (a PutObject) to append again."}},
+	{objstore.ErrNotAppendable, APIError{"InvalidRequest", 400, "The object is encrypted and cannot be appended to; write it whole with PutObject."}},
 }
 
 // authErrors maps the signature sentinels (SigV4 and SigV2).

@@ -96,6 +96,8 @@ func objstoreSentinels() map[string]error {
 		"ErrInternal": objstore.ErrInternal, "ErrClosed": objstore.ErrClosed,
 		"ErrTooManyChanges": objstore.ErrTooManyChanges,
 		"ErrObjectLocked":   objstore.ErrObjectLocked, "ErrInvalidBucketState": objstore.ErrInvalidBucketState,
+		"ErrInvalidWriteOffset": objstore.ErrInvalidWriteOffset, "ErrTooManySegments": objstore.ErrTooManySegments,
+		"ErrNotAppendable": objstore.ErrNotAppendable,
 	}
 }
 

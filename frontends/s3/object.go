@@ -116,6 +116,9 @@ func (b *cappedBody) Read(p []byte) (int, error) {
 }
 
 func (s *Server) putObject(w *recorder, req *request) error {
+	if off, ok := req.Header[http.CanonicalHeaderKey(hdrWriteOffset)]; ok {
+		return s.appendObject(w, req, off[0])
+	}
 	body, size, err := bodyOf(req)
 	if err != nil {
 		return err

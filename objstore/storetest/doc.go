@@ -7,7 +7,7 @@
 //
 // Run is the behavioural suite of the store through its public API
 // (buckets, objects, ranges, conditional writes, versions, listings,
-// copies, atomic renames, multipart uploads, watch, object lock, restart), run against
+// copies, atomic renames, multipart uploads, appends, watch, object lock, restart), run against
 // every index engine: bbolt, the in-memory index, and the in-memory index
 // with the transaction bound of an etcd cluster (128 writes, 1.5 MiB), so
 // that an engine passes the same suite as bbolt before the store may run

@@ -46,6 +46,7 @@ func Run(t *testing.T, e Engine) {
 		{"Rename", testRename},
 		{"RenamePrefix", testRenamePrefix},
 		{"Multipart", testMultipart},
+		{"Append", testAppend},
 		{"ReaderSurvivesOverwrite", testReaderSurvivesOverwrite},
 		{"ConcurrentWriters", testConcurrentWriters},
 		{"Watch", testWatch},
