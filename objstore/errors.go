@@ -112,7 +112,7 @@ func sentinels() []error {
 		ErrInvalidPartNumber, ErrInvalidPart, ErrInvalidPartOrder, ErrEntityTooSmall,
 		ErrIncompleteBody, ErrBadDigest, ErrQuorumLost, ErrDataCorrupt,
 		ErrInternal, ErrClosed, ErrTooManyChanges, ErrObjectLocked,
-		ErrInvalidBucketState,
+		ErrInvalidBucketState, ErrInvalidWriteOffset, ErrTooManySegments, ErrNotAppendable,
 	}
 }
 
