@@ -4,13 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"go/ast"
-	"go/parser"
-	"go/token"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/cairnstore/cairn/internal/srcscan"
 	"github.com/cairnstore/cairn/objstore"
 )
 
@@ -77,37 +75,9 @@ func TestExitRulesCoverSentinels(t *testing.T) {
 // declarations of package objstore and returns name -> message.
 func objstoreSentinels(t *testing.T) map[string]string {
 	t.Helper()
-	files, err := filepath.Glob(filepath.Join("..", "..", "objstore", "*.go"))
-	if err != nil || len(files) == 0 {
-		t.Fatalf("find objstore sources: %v (%d files)", err, len(files))
-	}
-	out := map[string]string{}
-	fset := token.NewFileSet()
-	for _, f := range files {
-		if strings.HasSuffix(f, "_test.go") {
-			continue
-		}
-		file, err := parser.ParseFile(fset, f, nil, parser.SkipObjectResolution)
-		if err != nil {
-			t.Fatalf("parse %s: %v", f, err)
-		}
-		for _, decl := range file.Decls {
-			gd, ok := decl.(*ast.GenDecl)
-			if !ok || gd.Tok != token.VAR {
-				continue
-			}
-			for _, spec := range gd.Specs {
-				vs := spec.(*ast.ValueSpec)
-				for i, id := range vs.Names {
-					if !strings.HasPrefix(id.Name, "Err") || i >= len(vs.Values) {
-						continue
-					}
-					if msg, ok := errorsNewMessage(vs.Values[i]); ok {
-						out[id.Name] = msg
-					}
-				}
-			}
-		}
+	out, err := srcscan.Sentinels(filepath.Join("..", "..", "objstore"))
+	if err != nil {
+		t.Fatal(err)
 	}
 	if len(out) == 0 {
 		t.Fatal("no sentinels found in objstore; has errors.go moved?")
@@ -115,22 +85,3 @@ func objstoreSentinels(t *testing.T) map[string]string {
 	return out
 }
 
-// errorsNewMessage returns msg for the expression errors.New("msg").
-func errorsNewMessage(e ast.Expr) (string, bool) {
-	call, ok := e.(*ast.CallExpr)
-	if !ok || len(call.Args) != 1 {
-		return "", false
-	}
-	sel, ok := call.Fun.(*ast.SelectorExpr)
-	if !ok || sel.Sel.Name != "New" {
-		return "", false
-	}
-	if pkg, ok := sel.X.(*ast.Ident); !ok || pkg.Name != "errors" {
-		return "", false
-	}
-	lit, ok := call.Args[0].(*ast.BasicLit)
-	if !ok || lit.Kind != token.STRING {
-		return "", false
-	}
-	return strings.Trim(lit.Value, "\"`"), true
-}
