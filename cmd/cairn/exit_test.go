@@ -84,4 +84,3 @@ func objstoreSentinels(t *testing.T) map[string]string {
 	}
 	return out
 }
-
