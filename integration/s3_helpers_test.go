@@ -86,13 +86,14 @@ func anonSDKClient(s *server) *s3.Client {
 	})
 }
 
-// sdkHTTPClient is the SDK clients' HTTP client: bounded by s3CallTimeout,
-// and waiting for the server's answer to "Expect: 100-continue" (which the
-// SDK sends on bodies over 2 MiB) as long as a call may take. With
-// net/http's default of one second, a loaded machine can start the body of
-// a request the server has already refused; the server then closes the
-// connection under the body and the client sees a reset instead of the
-// S3 error the test asserts.
+// sdkHTTPClient is the SDK clients' HTTP client, bounded by s3CallTimeout.
+// Its ExpectContinueTimeout is as long as a call may take, for requests
+// that would wait for "100 Continue"; the SDK's own do not (it sets
+// "Expect: 100-continue" on bodies over 2 MiB but builds requests without
+// a protocol version, which net/http's transport needs before it waits),
+// so a refused part's body is sent whole: the server drains it
+// (frontends/s3 drainRefused) and the client gets the S3 error, not a
+// reset connection.
 func sdkHTTPClient() *http.Client {
 	tr := http.DefaultTransport.(*http.Transport).Clone()
 	tr.ExpectContinueTimeout = s3CallTimeout

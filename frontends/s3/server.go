@@ -1,6 +1,7 @@
 package s3
 
 import (
+	"bytes"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -8,6 +9,7 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -260,13 +262,13 @@ func (s *Server) writeError(w *recorder, req *request, err error) {
 		return
 	}
 	w.Header().Set("Content-Type", "application/xml")
-	w.Header().Del("Content-Length")
 	w.Header().Del("ETag")
 	if api.Status != http.StatusMethodNotAllowed || w.Header().Get("x-amz-delete-marker") == "" {
 		w.Header().Del("Last-Modified") // a named delete marker's 405 keeps its (objectError)
 	}
-	w.WriteHeader(api.Status)
 	if req.Method == http.MethodHead {
+		w.Header().Del("Content-Length")
+		w.WriteHeader(api.Status)
 		return
 	}
 	msg := api.Message
@@ -275,8 +277,15 @@ func (s *Server) writeError(w *recorder, req *request, err error) {
 	}
 	res := errorResponse{Code: api.Code, Message: msg, Resource: req.URL.Path,
 		BucketName: req.bucket, Key: req.key, RequestID: req.id, HostID: s.hostID}
-	_, _ = w.Write([]byte(xml.Header))
-	_ = xml.NewEncoder(w).Encode(res)
+	var doc bytes.Buffer
+	doc.WriteString(xml.Header)
+	_ = xml.NewEncoder(&doc).Encode(res)
+	// A length, not chunks: the answer is whole once flushed, before any
+	// of a refused body is drained.
+	w.Header().Set("Content-Length", strconv.Itoa(doc.Len()))
+	w.WriteHeader(api.Status)
+	_, _ = w.Write(doc.Bytes())
+	drainRefused(w, req.Request)
 }
 
 func (s *Server) logRequest(req *request, w *recorder, start time.Time, err error) {

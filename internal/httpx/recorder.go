@@ -48,6 +48,9 @@ func (r *Recorder) Flush() {
 	}
 }
 
+// Unwrap returns the wrapped ResponseWriter, for http.ResponseController.
+func (r *Recorder) Unwrap() http.ResponseWriter { return r.ResponseWriter }
+
 // FileWriter is a Recorder for bodies sent partly from files. Its
 // ReadFrom passes the source to the ResponseWriter's, so a file range
 // (an *io.LimitedReader of an *os.File) goes out with sendfile(2). The
