@@ -2,9 +2,15 @@ package objstore
 
 import (
 	"context"
+	"crypto/md5"
+	"encoding/hex"
 	"fmt"
 	"io"
+	"maps"
 	"sort"
+	"time"
+
+	"github.com/cairnstore/cairn/objstore/meta"
 )
 
 // Range is a byte range [Offset, Offset+Length) of an object.
@@ -55,17 +61,202 @@ func (p Patch) check() error {
 
 // PatchAsync commits, as PutAsync with a FromFunc source, a new version of
 // bucket/key made of p: the bytes of p.Dirty read from p.Src, the base's
-// bytes elsewhere below its size, zeros past it. Errors of p come at once,
-// the others from Pending.Wait, whose ObjectInfo is the new version's.
+// bytes elsewhere below its size, zeros past it. Only what changed is
+// written: one new data object holds the changed ranges (and the zeros
+// of an extension past the base), and the new version's other segments
+// are slices of the base's, shared as a copy shares them. The data is
+// flushed before the index names it and the version is installed in one
+// transaction, so a crash leaves the previous version whole and at most
+// unreferenced data for the sweep. The base's data stays pinned by
+// p.Base until Pending.Done, so the patch holds even if the base version
+// is overwritten or deleted meanwhile (its data is taken back from the
+// garbage, as a pinned copy's is).
+//
+// The new version's ETag is opaque, in the multipart form ("<hex>-1":
+// the MD5 of the base's ETag and of each changed range's place and
+// bytes), since the MD5 of the whole would cost reading the whole. Errors
+// of p come at once, the others from Pending.Wait, whose ObjectInfo is
+// the new version's.
 func (s *Store) PatchAsync(ctx context.Context, bucket, key string, p Patch, opt PutOptions) (*Pending, error) {
 	if err := p.check(); err != nil {
 		return nil, err
 	}
-	dirty := append([]Range(nil), p.Dirty...)
-	p.Dirty = dirty
-	return s.PutAsync(ctx, bucket, key, FromFunc(func(context.Context) (io.Reader, int64, error) {
-		return io.NewSectionReader(patchReader{p}, 0, p.Size), p.Size, nil
-	}), opt)
+	p.Dirty = append([]Range(nil), p.Dirty...)
+	if p.Base == nil || p.Base.Size() == 0 {
+		// Nothing to share: the whole content is new.
+		return s.PutAsync(ctx, bucket, key, FromFunc(func(context.Context) (io.Reader, int64, error) {
+			return io.NewSectionReader(patchReader{p}, 0, p.Size), p.Size, nil
+		}), opt)
+	}
+	if err := s.checkBackgroundPut(ctx, key, opt); err != nil {
+		return nil, err
+	}
+	return s.runAsync(ctx, bucket, key, func(ctx context.Context) (ObjectInfo, error) {
+		return s.patch(ctx, bucket, key, p, opt)
+	}), nil
+}
+
+// patch writes a patch's new bytes and commits its version.
+func (s *Store) patch(ctx context.Context, bucket, key string, p Patch, opt PutOptions) (ObjectInfo, error) {
+	fills := p.fills()
+	var total int64
+	for _, r := range fills {
+		total += r.Length
+	}
+	d, sum, err := s.writeData(ctx, bucket, key, &fillReader{pr: patchReader{p}, fills: fills}, total, nil, false)
+	if err != nil {
+		return ObjectInfo{}, err
+	}
+	var id string
+	if d != nil {
+		id = d.id.String()
+	}
+	base := p.Base.Info()
+	v := &meta.Version{
+		ETag:        patchETag(base.ETag, p.Size, fills, sum),
+		ModTime:     time.Now().UTC(),
+		ContentType: opt.ContentType,
+		Meta:        opt.Meta,
+		Attrs:       opt.Attrs,
+		Size:        p.Size,
+		Segments:    p.segments(id, fills),
+	}
+	if opt.FinalMeta != nil {
+		v.Meta = maps.Clone(opt.Meta)
+		if v.Meta == nil {
+			v.Meta = map[string]string{}
+		}
+		opt.FinalMeta(v.Meta)
+	}
+	err = s.commitData(ctx, d, func(tx meta.Tx) error {
+		b, err := getBucket(tx, bucket)
+		if err != nil {
+			return err
+		}
+		if err := addRefs(tx, v.Segments); err != nil {
+			return err
+		}
+		return installVersion(tx, b, key, v)
+	})
+	if err != nil {
+		return ObjectInfo{}, err
+	}
+	return toInfo(bucket, key, v, true), nil
+}
+
+// fills are the ranges the patch's new data holds, in order: the changed
+// ranges, and the parts past the base's size that no changed range
+// covers (zeros), merged where they touch.
+func (p Patch) fills() []Range {
+	baseSize := min(p.Base.Size(), p.Size)
+	var out []Range
+	add := func(r Range) {
+		if r.Length <= 0 {
+			return
+		}
+		if n := len(out); n > 0 && out[n-1].End() == r.Offset {
+			out[n-1].Length += r.Length
+			return
+		}
+		out = append(out, r)
+	}
+	pos := baseSize // past the base, what is not dirty is a zero fill
+	for _, r := range p.Dirty {
+		if r.Offset > pos {
+			add(Range{pos, r.Offset - pos})
+		}
+		add(r)
+		pos = max(pos, r.End())
+	}
+	if pos < p.Size {
+		add(Range{pos, p.Size - pos})
+	}
+	return out
+}
+
+// segments is the new version's segment list: the base's segments,
+// sliced, where no fill is, and the slices of data id (which holds the
+// fills one after another) where they are; neighbours that continue one
+// another in one data object are merged.
+func (p Patch) segments(id string, fills []Range) []meta.Segment {
+	var out []meta.Segment
+	add := func(sg meta.Segment) {
+		if sg.Length <= 0 {
+			return
+		}
+		if n := len(out); n > 0 && out[n-1].Data == sg.Data && out[n-1].Offset+out[n-1].Length == sg.Offset {
+			out[n-1].Length += sg.Length
+			return
+		}
+		out = append(out, sg)
+	}
+	baseSize := min(p.Base.Size(), p.Size)
+	var pos, dataOff int64
+	for _, f := range fills {
+		if f.Offset > pos {
+			p.Base.sliceSegments(pos, min(f.Offset, baseSize), add)
+		}
+		add(meta.Segment{Data: id, Offset: dataOff, Length: f.Length})
+		dataOff += f.Length
+		pos = f.End()
+	}
+	if pos < baseSize {
+		p.Base.sliceSegments(pos, baseSize, add)
+	}
+	return out
+}
+
+// sliceSegments calls fn with the segments that hold the version's bytes
+// [from, to), the first and last cut to fit.
+func (r *ObjectReader) sliceSegments(from, to int64, fn func(meta.Segment)) {
+	i := sort.Search(len(r.ends), func(i int) bool { return r.ends[i] > from })
+	for ; i < len(r.segs) && from < to; i++ {
+		sg := r.segs[i].seg
+		start := r.ends[i] - sg.Length
+		cut := from - start
+		n := min(sg.Length-cut, to-from)
+		fn(meta.Segment{Data: sg.Data, Offset: sg.Offset + cut, Length: n})
+		from += n
+	}
+}
+
+// patchETag is a patched version's ETag: the MD5 of the base's ETag, the
+// size, each fill's place and the MD5 of the fills' bytes (sum), in the
+// multipart form, so that no client takes it for the MD5 of the whole.
+func patchETag(baseETag string, size int64, fills []Range, sum []byte) string {
+	h := md5.New()
+	fmt.Fprintf(h, "%s\x00%d", baseETag, size)
+	for _, r := range fills {
+		fmt.Fprintf(h, "\x00%d+%d", r.Offset, r.Length)
+	}
+	h.Write(sum)
+	return hex.EncodeToString(h.Sum(nil)) + "-1"
+}
+
+// fillReader reads a patch's fills one after another: the bytes of its
+// new data object.
+type fillReader struct {
+	pr    patchReader
+	fills []Range
+	off   int64 // within fills[0]
+}
+
+// Read implements io.Reader.
+func (f *fillReader) Read(b []byte) (int, error) {
+	for len(f.fills) > 0 && f.off == f.fills[0].Length {
+		f.fills, f.off = f.fills[1:], 0
+	}
+	if len(f.fills) == 0 {
+		return 0, io.EOF
+	}
+	r := f.fills[0]
+	b = b[:min(int64(len(b)), r.Length-f.off)]
+	n, err := f.pr.ReadAt(b, r.Offset+f.off)
+	f.off += int64(n)
+	if err == io.EOF && n == len(b) {
+		err = nil
+	}
+	return n, err
 }
 
 // patchReader reads the content a patch describes.

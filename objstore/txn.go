@@ -138,8 +138,21 @@ func checkConds(cur *meta.Version, key, ifMatch, ifNoneMatch string) error {
 	return nil
 }
 
+// adjustRefs adds delta to the reference count of each segment's data,
+// once per segment. The segments of one data object are counted together
+// (a patched version names the same few data objects many times), so
+// each data record is read and written once.
 func adjustRefs(tx meta.Tx, segs []meta.Segment, delta int64) error {
+	counts := make(map[string]int64, 4)
+	order := make([]meta.Segment, 0, 4)
 	for _, sg := range segs {
+		if _, ok := counts[sg.Data]; !ok {
+			order = append(order, sg)
+		}
+		counts[sg.Data] += delta
+	}
+	for _, sg := range order {
+		delta := counts[sg.Data]
 		id, err := erasure.ParseDataID(sg.Data)
 		if err != nil {
 			return fmt.Errorf("%w: segment data id %q", meta.ErrCorruptRecord, sg.Data)

@@ -47,6 +47,7 @@ func Run(t *testing.T, e Engine) {
 		{"RenamePrefix", testRenamePrefix},
 		{"Multipart", testMultipart},
 		{"Append", testAppend},
+		{"Patch", testPatch},
 		{"ReaderSurvivesOverwrite", testReaderSurvivesOverwrite},
 		{"ConcurrentWriters", testConcurrentWriters},
 		{"Watch", testWatch},
