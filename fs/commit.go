@@ -98,6 +98,7 @@ func (n *fileNode) commitLocked(ctx context.Context, final bool) error {
 	opt := objstore.PutOptions{ContentType: ws.contentType, Meta: m}
 	var body io.Reader
 	var data []byte // a small content, in memory
+	patch := false  // only what changed since the base
 	switch {
 	case !ws.dirty:
 		if err := n.fsys.setMeta(ctx, bucket, key, ws.contentType, m); err != nil {
@@ -124,6 +125,8 @@ func (n *fileNode) commitLocked(ctx context.Context, final bool) error {
 		data = append(make([]byte, 0, len(ws.buf)), ws.buf...) // never nil, even when empty
 	case ws.onStage():
 		body = io.NewSectionReader(ws.stage, 0, ws.size)
+	case ws.phase == phasePatched:
+		patch = true
 	default: // phaseBase, dirty: a truncation that could not stage the base
 		if err := n.stageLocked(ws.size, phaseStaged); err != nil {
 			return err
@@ -133,9 +136,12 @@ func (n *fileNode) commitLocked(ctx context.Context, final bool) error {
 	n.fsys.self.expect(bucket, key)
 	var p *objstore.Pending
 	var err error
-	if data != nil {
+	switch {
+	case patch:
+		p, err = n.commitPatchedLocked(ctx, bucket, key, opt)
+	case data != nil:
 		p, err = n.fsys.store.PutAsync(ctx, bucket, key, objstore.FromBytes(data), opt)
-	} else {
+	default:
 		size := ws.size
 		p, err = n.fsys.store.PutAsync(ctx, bucket, key, objstore.FromFunc(func(context.Context) (io.Reader, int64, error) {
 			return body, size, nil

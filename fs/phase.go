@@ -13,6 +13,8 @@ import (
 // state moves between phases only through writeState.moveTo, and only
 // along the edges of phaseMoves:
 //
+//	               ┌──> phasePatched
+//	               │
 //	phaseNew ──> phaseBase ─────────┬──> phaseStaged
 //	   │                            │
 //	   ├──────> phaseBuffered ──────┤
@@ -28,8 +30,12 @@ import (
 //   - New -> Passthrough: a writer opens a file whose passthrough handles
 //     outlived their write state (reuseStageLocked): the kernel's backing
 //     file of the inode is that staging file, which every open must use.
+//   - Base -> Patched: the first write or truncation of a base larger
+//     than patchMin and not ciphertext (patchLocked): nothing is copied;
+//     the changed ranges go to a sparse staging file and each commit
+//     writes only them (patch.go).
 //   - Base, Buffered -> Staged: the content outgrows the buffer, or a
-//     write or truncation changes the base (stageLocked).
+//     write or truncation changes a small or sealed base (stageLocked).
 //   - Base, Buffered -> Passthrough: the first writer of a file that no
 //     cached handle has open takes the passthrough path at its open
 //     (writeHandleLocked): staged and passed through in one move.
@@ -38,7 +44,9 @@ import (
 //   - Gated -> Passthrough: the gate opens (the last release, fsync,
 //     gateDelay, or the file's removal: openGateLocked).
 //
-// Staged is final: a file written through the mount stays so until its
+// Patched is final too: the state rebases on each version it commits
+// (rebaseLocked) and stays patched until its last writer closes. Staged
+// is final: a file written through the mount stays so until its
 // last writer closes (the kernel would refuse a passthrough open beside
 // its cached handles). Passthrough never goes back to the mount either:
 // the kernel writes the staging file for as long as a handle has it. A
@@ -68,17 +76,22 @@ const (
 	// phaseGated: passthrough, and a flush started a background put that
 	// waits at writeState.gate for the content to be final.
 	phaseGated
+	// phasePatched: the content is writeState.base with the ranges in
+	// writeState.ranges changed; their bytes are in a sparse staging
+	// file (writeState.stage) at their own offsets (patch.go).
+	phasePatched
 )
 
 // phaseMoves is the transition table: phaseMoves[from] lists the phases
 // a write state may move to from from. It is a constant table.
 var phaseMoves = [...][]writePhase{
 	phaseNew:         {phaseBase, phaseBuffered, phasePassthrough},
-	phaseBase:        {phaseStaged, phasePassthrough},
+	phaseBase:        {phaseStaged, phasePassthrough, phasePatched},
 	phaseBuffered:    {phaseStaged, phasePassthrough},
 	phaseStaged:      nil,
 	phasePassthrough: {phaseGated},
 	phaseGated:       {phasePassthrough},
+	phasePatched:     nil,
 }
 
 func (p writePhase) String() string {
@@ -95,6 +108,8 @@ func (p writePhase) String() string {
 		return "passthrough"
 	case phaseGated:
 		return "gated"
+	case phasePatched:
+		return "patched"
 	}
 	return fmt.Sprintf("phase(%d)", uint8(p))
 }

@@ -6,7 +6,7 @@ import (
 	"testing"
 )
 
-var allPhases = []writePhase{phaseNew, phaseBase, phaseBuffered, phaseStaged, phasePassthrough, phaseGated}
+var allPhases = []writePhase{phaseNew, phaseBase, phaseBuffered, phaseStaged, phasePassthrough, phaseGated, phasePatched}
 
 // TestWritePhaseMoves checks every move between two phases against the
 // write path's edges, written out here apart from phaseMoves: the allowed
@@ -20,6 +20,10 @@ func TestWritePhaseMoves(t *testing.T) {
 		{phaseNew, phasePassthrough}:         true, // reuse of a backing staging file
 		{phaseBase, phaseStaged}:             true, // first change
 		{phaseBase, phasePassthrough}:        true, // passthrough writer at open
+		{phaseBase, phasePatched}:            true, // first change of a large base
+		{phasePatched, phaseStaged}:          false,
+		{phasePatched, phasePassthrough}:     false,
+		{phaseBuffered, phasePatched}:        false,
 		{phaseBuffered, phaseStaged}:         true, // outgrows the buffer
 		{phaseBuffered, phasePassthrough}:    true, // passthrough writer at create
 		{phasePassthrough, phaseGated}:       true, // flush
@@ -71,7 +75,7 @@ func TestWritePhaseUnknown(t *testing.T) {
 	if err := ws.moveTo(phaseStaged); !errors.Is(err, errBadMove) {
 		t.Errorf("moveTo from %s: %v, want errBadMove", bad, err)
 	}
-	if got, want := bad.String(), "phase(6)"; got != want {
+	if got, want := bad.String(), "phase(7)"; got != want {
 		t.Errorf("String() = %q, want %q", got, want)
 	}
 }
@@ -88,6 +92,7 @@ func TestWritePhaseQueries(t *testing.T) {
 		{phaseStaged, false, true},
 		{phasePassthrough, true, true},
 		{phaseGated, true, true},
+		{phasePatched, false, false}, // its staging file holds the changed ranges only
 	} {
 		ws := &writeState{phase: tc.phase}
 		if got := ws.passesThrough(); got != tc.passesThrough {

@@ -22,12 +22,15 @@ const bufMax = 128 << 10
 // writable handles. Its phase says where the content lives (phase.go):
 // still the base version (nothing changed yet), a buffer (a file written
 // from empty, while small), or a staging file written through the mount,
-// by the kernel itself (passthrough), or held for a gated put. base is
-// set only in phaseBase, buf used only in phaseBuffered, stage and
-// stageRef set exactly when onStage, gate exactly in phaseGated.
+// by the kernel itself (passthrough), or held for a gated put, or the
+// base with the changed ranges in a sparse staging file (patched). base
+// is set only in phaseBase and phasePatched, buf used only in
+// phaseBuffered, stage and stageRef set exactly when onStage or patched,
+// ranges and patched used only in phasePatched, gate set exactly in
+// phaseGated.
 type writeState struct {
 	phase writePhase             // changed only by moveTo
-	base  *objstore.ObjectReader // the version the writes start from, in phaseBase
+	base  *objstore.ObjectReader // the version the writes start from, in phaseBase and phasePatched
 	// sealed: base is ciphertext (objstore.Encrypted), whose bytes are
 	// never read (errEncrypted); only replacing the whole content, a
 	// truncation to 0 first, goes on.
@@ -35,6 +38,12 @@ type writeState struct {
 	buf      []byte   // the content, in phaseBuffered
 	stage    *os.File // the content, once staged (onStage)
 	stageRef *staged  // stage's reference
+	// ranges are the byte ranges changed since base, in phasePatched:
+	// their bytes are in stage at the same offsets.
+	ranges rangeSet
+	// patched is the last patch committed in phasePatched, until the
+	// state rebases on the version it made (rebaseLocked).
+	patched *objstore.Pending
 	size     int64
 	attrs    attrs
 	// contentType and meta are carried over from the version written over.
@@ -187,7 +196,9 @@ func (n *fileNode) smallRunWriter() bool {
 // directly, as go-fuse's loopback does with its files.
 func (n *fileNode) writeHandleLocked(ctx context.Context) (*handle, error) {
 	ws := n.ws
-	fresh := ws.phase == phaseBase || ws.phase == phaseBuffered // not staged yet
+	// Not staged yet; a base worth patching is never staged whole for
+	// passthrough, which would copy all of it.
+	fresh := (ws.phase == phaseBase && !ws.patchable()) || ws.phase == phaseBuffered
 	// A sealed base (ciphertext) cannot be staged for passthrough: its
 	// writer goes through the mount, which refuses what needs its bytes.
 	if ws.writers == 1 && fresh && !ws.sealed && !ws.noPassthrough && !n.fsys.opt.NoPassthrough && n.modes.canPassthrough() && n.fsys.roomToStage(ctx) {
@@ -274,6 +285,7 @@ func (n *fileNode) settleLocked() {
 		_, _ = p.Wait(context.Background()) // hurries its burst and commit; its error is fsync's
 		n.ws.inflight = nil
 	}
+	n.rebaseLocked(context.Background())
 }
 
 // stageLocked moves the content to a staging file, the first time it
@@ -327,6 +339,23 @@ func (n *fileNode) writeAt(ctx context.Context, p []byte, off int64) (int, error
 	}
 	n.dropSetIDLocked(ctx)
 	n.settleLocked()
+	if ws.patchable() {
+		if err := n.patchLocked(); err != nil {
+			ws.failed = fmt.Errorf("write %s: %w", n.Path(nil), err)
+			return 0, err
+		}
+	}
+	if ws.phase == phasePatched {
+		w, err := n.writePatchedLocked(p, off)
+		if err != nil {
+			ws.failed = fmt.Errorf("write %s: %w", n.Path(nil), err)
+		}
+		if w > 0 {
+			ws.dirty = true
+			ws.attrs.mtime = time.Now()
+		}
+		return w, err
+	}
 	end := off + int64(len(p))
 	if ws.phase == phaseBuffered && end <= bufMax {
 		if int64(len(ws.buf)) < end {
@@ -369,6 +398,18 @@ func (n *fileNode) truncateLocked(size int64) error {
 	}
 	n.settleLocked()
 	ws.dirty = true
+	if ws.patchable() {
+		if err := n.patchLocked(); err != nil {
+			return err
+		}
+	}
+	if ws.phase == phasePatched {
+		if err := n.truncatePatchedLocked(size); err != nil {
+			ws.failed = err
+			return err
+		}
+		return nil
+	}
 	if ws.phase == phaseBuffered && size <= bufMax {
 		if size < int64(len(ws.buf)) {
 			ws.buf = ws.buf[:size:size] // appends must not write where a reader was
@@ -415,6 +456,8 @@ func (n *fileNode) readAt(ctx context.Context, h *handle, p []byte, off int64) (
 		return readFull(bytes.NewReader(ws.buf), ws.size, p, off)
 	case ws.onStage():
 		return readFull(ws.stage, ws.size, p, off)
+	case ws.phase == phasePatched:
+		return ws.readPatched(p, off)
 	case ws.phase == phaseBase && ws.sealed:
 		return 0, fmt.Errorf("%s: %w", n.Path(nil), errEncrypted)
 	case ws.phase == phaseBase:
