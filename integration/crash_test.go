@@ -57,7 +57,8 @@ func (m *crashModel) apply(l crashLine) {
 }
 
 // TestCrashRecovery SIGKILLs a child doing concurrent puts, overwrites,
-// multipart completes and prefix renames at random points, and after each
+// multipart completes, prefix renames and patches (in-place changes that
+// write only their ranges; crashworker) at random points, and after each
 // restart checks that every acknowledged write is readable and intact, that
 // an unacknowledged one is entirely there or entirely absent, that no key
 // shows mixed data, and that no orphan shard is left.

@@ -18,7 +18,8 @@ import (
 )
 
 // TestPowerLoss runs a store over fault-injecting drives, cuts the power
-// in the middle of concurrent writes (faultdrive.Crash drops every change
+// in the middle of concurrent writes (puts, multipart completes, patches
+// that write only changed ranges, deletes; faultdrive.Crash drops every change
 // to the drives that no flush covered, which a SIGKILL test cannot: the
 // page cache outlives the process) and abandons the store. A fresh store
 // on the same index and drive directories must then hold every
@@ -226,6 +227,8 @@ func powerOp(ctx context.Context, s *Store, rng *rand.Rand, bucket, key string, 
 		}
 		_, err = s.CompleteMultipartUpload(ctx, bucket, key, id, parts, PutOptions{})
 		return powerState{exists: true, data: all}, err
+	case p < 90: // a patch of the current version: only what changed is written
+		return powerPatch(ctx, s, rng, bucket, key, seed)
 	default:
 		_, err := s.Delete(ctx, bucket, key, DeleteOptions{})
 		if errors.Is(err, ErrNoSuchKey) {
@@ -233,6 +236,50 @@ func powerOp(ctx context.Context, s *Store, rng *rand.Rand, bucket, key string, 
 		}
 		return powerState{}, err
 	}
+}
+
+// powerPatch patches key's current version (or puts it, when absent):
+// a few changed ranges, and the size shrunk or grown at times.
+func powerPatch(ctx context.Context, s *Store, rng *rand.Rand, bucket, key string, seed uint64) (powerState, error) {
+	r, err := s.Open(ctx, bucket, key, GetOptions{})
+	if errors.Is(err, ErrNoSuchKey) {
+		b := randBytes(200<<10+rng.IntN(200<<10), seed)
+		_, err := s.Put(ctx, bucket, key, bytes.NewReader(b), int64(len(b)), PutOptions{})
+		return powerState{exists: true, data: b}, err
+	}
+	if err != nil {
+		return powerState{}, fmt.Errorf("%w: %w", errNoEffect, err)
+	}
+	defer r.Close()
+	base := make([]byte, r.Size())
+	if _, err := r.ReadAt(base, 0); err != nil && !errors.Is(err, io.EOF) {
+		return powerState{}, fmt.Errorf("%w: %w", errNoEffect, err)
+	}
+	size := int64(len(base))
+	switch rng.IntN(4) {
+	case 0:
+		size = max(size-int64(rng.IntN(50<<10)), 1)
+	case 1:
+		size += int64(rng.IntN(100 << 10))
+	}
+	src := randBytes(int(size), seed)
+	var dirty []Range
+	for off := int64(rng.IntN(30 << 10)); off < size; off += int64(1 + rng.IntN(100<<10)) {
+		n := min(int64(1+rng.IntN(20<<10)), size-off)
+		dirty = append(dirty, Range{off, n})
+		off += n
+	}
+	want := make([]byte, size)
+	copy(want, base)
+	for _, d := range dirty {
+		copy(want[d.Offset:d.End()], src[d.Offset:d.End()])
+	}
+	pend, err := s.PatchAsync(ctx, bucket, key, Patch{Base: r, Size: size, Dirty: dirty, Src: bytes.NewReader(src)}, PutOptions{})
+	if err != nil {
+		return powerState{}, fmt.Errorf("%w: %w", errNoEffect, err)
+	}
+	_, err = pend.Wait(ctx)
+	return powerState{exists: true, data: want}, err
 }
 
 // check reads every key the model knows and matches it against the

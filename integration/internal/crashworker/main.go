@@ -1,6 +1,8 @@
 // Command crashworker is the child process of the crash test
 // (integration/crash_test.go): it opens a store and runs concurrent puts,
-// overwrites, multipart completes and prefix renames until it is killed.
+// overwrites, multipart completes, prefix renames and patches (new
+// versions that write only their changed ranges and share the rest with
+// the version before) until it is killed.
 // Before each operation it prints a "begin" line and after the store
 // acknowledges it an "ack" line (JSON, one write each, unbuffered), so the
 // parent knows exactly which writes were acknowledged when it SIGKILLs it.
@@ -15,6 +17,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"math/rand/v2"
 	"os"
 	"sync"
@@ -94,8 +97,9 @@ func main() {
 		wg.Add(1)
 		go func() { defer wg.Done(); putWorker(ctx, s, o, *run, w) }()
 	}
-	wg.Add(2)
+	wg.Add(3)
 	go func() { defer wg.Done(); multipartWorker(ctx, s, o, *run) }()
+	go func() { defer wg.Done(); patchWorker(ctx, s, o, *run) }()
 	go func() { defer wg.Done(); renameWorker(ctx, s, o, *run) }()
 	wg.Wait()
 }
@@ -175,5 +179,62 @@ func renameWorker(ctx context.Context, s *objstore.Store, o *out, run int) {
 			fail(o, "rename", err)
 		}
 		o.emit(Line{Ev: "ack", Worker: "rename"})
+	}
+}
+
+// patchWorker patches patch/<slot>: it reads the current content (what
+// the last run left, which the parent has checked), changes a few ranges
+// and the size at times, and commits with PatchAsync; the parent sees
+// each patch as a put of the whole new content.
+func patchWorker(ctx context.Context, s *objstore.Store, o *out, run int) {
+	r := rand.New(rand.NewPCG(uint64(run), 55))
+	for i := 0; ; i++ {
+		key := fmt.Sprintf("patch/%d", r.IntN(2))
+		base, err := s.Open(ctx, "crash", key, objstore.GetOptions{})
+		if errors.Is(err, objstore.ErrNoSuchKey) {
+			body := content(fmt.Sprintf("%s|%d|%d", key, run, i), 300<<10+r.IntN(300<<10), uint64(run*1_000_000+i))
+			o.emit(Line{Ev: "begin", Worker: "patch", Op: "put", Key: key, SHA: sum(body)})
+			if _, err := s.Put(ctx, "crash", key, bytes.NewReader(body), int64(len(body)), objstore.PutOptions{}); err != nil {
+				fail(o, "patch", err)
+			}
+			o.emit(Line{Ev: "ack", Worker: "patch"})
+			continue
+		}
+		if err != nil {
+			fail(o, "patch", err)
+		}
+		old := make([]byte, base.Size())
+		if _, err := io.ReadFull(io.NewSectionReader(base, 0, base.Size()), old); err != nil {
+			fail(o, "patch", err)
+		}
+		size := int64(len(old))
+		switch r.IntN(4) {
+		case 0:
+			size = max(size-int64(r.IntN(100<<10)), 1)
+		case 1:
+			size += int64(r.IntN(200 << 10))
+		}
+		src := content(fmt.Sprintf("%s|%d|%d", key, run, i), int(size), uint64(run*1_000_000+i))
+		var dirty []objstore.Range
+		for off := int64(r.IntN(50 << 10)); off < size; off += int64(1 + r.IntN(150<<10)) {
+			n := min(int64(1+r.IntN(30<<10)), size-off)
+			dirty = append(dirty, objstore.Range{Offset: off, Length: n})
+			off += n
+		}
+		want := make([]byte, size)
+		copy(want, old)
+		for _, d := range dirty {
+			copy(want[d.Offset:d.End()], src[d.Offset:d.End()])
+		}
+		o.emit(Line{Ev: "begin", Worker: "patch", Op: "put", Key: key, SHA: sum(want)})
+		p, err := s.PatchAsync(ctx, "crash", key, objstore.Patch{Base: base, Size: size, Dirty: dirty, Src: bytes.NewReader(src)}, objstore.PutOptions{})
+		if err != nil {
+			fail(o, "patch", err)
+		}
+		if _, err := p.Wait(ctx); err != nil {
+			fail(o, "patch", err)
+		}
+		_ = base.Close()
+		o.emit(Line{Ev: "ack", Worker: "patch"})
 	}
 }
