@@ -72,8 +72,21 @@
 //     its error (failGateLocked), and the timer opens a gate still shut
 //     even when its state ended, so that no put, and no reader of its
 //     key, waits for ever.
+//   - patched: an existing file larger than patchMin (and not
+//     ciphertext) changed in place (patch.go): nothing is copied at
+//     open or at the first change; writes go to a sparse staging file at
+//     their own offsets and are recorded as changed ranges over the
+//     pinned base; reads merge the two; a truncation clips the ranges
+//     and a later extension makes the cut bytes a zero range. A commit
+//     is an objstore patch (Store.PatchAsync) that writes the changed
+//     ranges only and shares the rest of the base's data; once it is
+//     done, the next change first rebases the state on the version it
+//     made (rebaseLocked), so each commit costs what changed since the
+//     last. Such a file never takes the passthrough path, which would
+//     copy the whole base into a staging file.
 //
-// The moves are base or buffered to staged (the content outgrows the
+// The moves are base to patched (the first change of a large base), base
+// or buffered to staged (the content outgrows the
 // buffer or changes the base) or to passthrough (the first writer, at
 // open, when kernelModes.canPassthrough), passthrough to gated and back;
 // a write state made for a staging file the kernel still passes through
