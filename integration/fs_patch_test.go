@@ -291,6 +291,30 @@ func TestFSPatch(t *testing.T) {
 	m.write(rnd, m.size+2<<20, tail)
 	check("after the sparse write", m.size-(2<<20)-8192, 3<<20)
 
+	// One descriptor, fsync after each write (a database's pattern): each
+	// fsync writes what changed since the last one, not all the
+	// descriptor wrote since its open.
+	f = open(os.O_RDWR)
+	for i := range 30 {
+		b := randomBytes(uint64(100+i), 4096)
+		off := int64(i)*(7<<20) + 3*4096
+		before := driveBytesWritten(t, srv)
+		if _, err := f.WriteAt(b, off); err != nil {
+			t.Fatal(err)
+		}
+		if err := f.Sync(); err != nil {
+			t.Fatalf("fsync %d: %v", i, err)
+		}
+		m.write(rnd, off, b)
+		if wrote := driveBytesWritten(t, srv) - before; wrote > 2*4096+16<<10 {
+			t.Fatalf("fsync %d after a 4 KiB write on one descriptor wrote %d bytes to the drives, want at most %d", i, wrote, 2*4096+16<<10)
+		}
+	}
+	if err := f.Close(); err != nil {
+		t.Fatal(err)
+	}
+	check("after the fsyncs on one descriptor", 29*(7<<20), 7<<20)
+
 	want := m.sum(rnd)
 	g, err := os.Open(p)
 	if err != nil {

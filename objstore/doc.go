@@ -34,9 +34,11 @@
 //
 // Versions share immutable data: a copy, a rename, a multipart complete,
 // an UploadPartCopy (CopyPart: the part's segments are sub-ranges of the
-// source's, whatever their alignment) and an append (Append, append.go)
-// write index entries only, plus, for an append, one new data object
-// holding just the new bytes. A data record's Refs counts the version
+// source's, whatever their alignment), an append (Append, append.go) and
+// a patch (PatchAsync, patch.go: the mount's in-place writes) write index
+// entries only, plus, for an append or a patch, one new data object
+// holding just the new or changed bytes; a patch's other segments are
+// slices of its base version's. A data record's Refs counts the version
 // and part segments naming it, one per segment (fsck checks it), so a
 // data object outlives every version that names it and no longer. An
 // append commits in one transaction a version whose segments are the
