@@ -30,6 +30,10 @@ type Health struct {
 	// CompactionBacklog counts pack segments less than half live, which
 	// the cleaner's compaction will rewrite (the active one excluded).
 	CompactionBacklog int `json:"compaction_backlog"`
+	// SegmentBacklog counts the versions queued for the segment
+	// compactor (segqueue.go), or being compacted: versions whose segment
+	// lists appends or patches made long.
+	SegmentBacklog int `json:"segment_backlog"`
 	// PendingPuts counts the asynchronous puts (the mount's closes) not
 	// yet committed.
 	PendingPuts int `json:"pending_puts"`
@@ -45,8 +49,9 @@ func (s *Store) Health(ctx context.Context) (Health, error) {
 		return Health{}, err
 	}
 	h := Health{
-		HealQueue:   len(s.healq),
-		PendingPuts: len(s.pending.slots),
+		HealQueue:      len(s.healq),
+		PendingPuts:    len(s.pending.slots),
+		SegmentBacklog: s.segq.backlog(),
 	}
 	degraded := s.degraded.list()
 	s.packs.mu.Lock()

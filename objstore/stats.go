@@ -14,11 +14,14 @@ type Stats struct {
 	// bytes costs about n × (k+m)/k; a copy, rename, UploadPartCopy or
 	// the reused part of an append costs nothing here.
 	DriveBytesWritten int64
+	// SegmentCompactions counts the versions whose segment lists the
+	// segment compactor (CompactSegments) rewrote shorter.
+	SegmentCompactions int64
 }
 
 // Stats returns the store's counters.
 func (s *Store) Stats() Stats {
-	return Stats{DriveBytesWritten: s.driveWritten.Load()}
+	return Stats{DriveBytesWritten: s.driveWritten.Load(), SegmentCompactions: s.segCompactions.Load()}
 }
 
 // countWrites wraps a shard sink so that what it takes is counted in
