@@ -159,13 +159,6 @@ func renameOne(tx meta.Tx, b *meta.Bucket, from, to string, src *meta.Version) (
 	return segCount{key: to, versionID: v.VersionID, n: len(v.Segments)}, err
 }
 
-// segCount is a version's segment count, noted after its commit
-// (noteSegments).
-type segCount struct {
-	key, versionID string
-	n              int
-}
-
 // RenamePrefix renames every key under prefix from to the same key under
 // prefix to, all in one transaction: a reader sees every old name or every
 // new name. Only index entries change, so the time does not depend on the

@@ -40,7 +40,8 @@ type Health struct {
 }
 
 // Health reports the store's background state. The degraded set, the
-// heal queue and the pending puts are counters kept as the store runs;
+// heal queue, the segment compactor's queue and the pending puts are
+// counters kept as the store runs;
 // the two backlogs are counted by scanning the garbage and pack tables,
 // in time proportional to their size (small next to the object count),
 // so callers polling it often keep its answer for a few seconds.

@@ -42,6 +42,13 @@ type segNote struct {
 	current                bool
 }
 
+// segCount is a version's segment count, noted after its commit
+// (noteSegments).
+type segCount struct {
+	key, versionID string
+	n              int
+}
+
 // segQueue holds the versions waiting for the segment compactor.
 type segQueue struct {
 	mu    sync.Mutex // protects the following

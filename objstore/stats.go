@@ -9,8 +9,8 @@ import (
 type Stats struct {
 	// DriveBytesWritten counts the shard bytes written to the drives:
 	// data and parity shards with their headers and block checksums, for
-	// new data (shard files and pack records), pack compaction's copies
-	// and healed shards. Index writes are not counted. A write of n new
+	// new data (shard files and pack records), pack compaction's copies,
+	// segment compaction's rewrites and healed shards. Index writes are not counted. A write of n new
 	// bytes costs about n × (k+m)/k; a copy, rename, UploadPartCopy or
 	// the reused part of an append costs nothing here.
 	DriveBytesWritten int64
