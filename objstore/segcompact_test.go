@@ -7,9 +7,11 @@ import (
 	"io"
 	"math/rand/v2"
 	"slices"
+	"syscall"
 	"testing"
 	"time"
 
+	"github.com/cairnstore/cairn/objstore/drive/faultdrive"
 	"github.com/cairnstore/cairn/objstore/meta"
 )
 
@@ -444,5 +446,93 @@ func TestSegmentCompactorBackground(t *testing.T) {
 			t.Fatalf("segment backlog stays %d", h.SegmentBacklog)
 		}
 		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// TestCompactSegmentsCrash cuts the power of the drives at points of a
+// segment compaction: after its data is written and before its commit,
+// after a commit whose flush failed, and after its commit. The store
+// opened again holds the version whole, compacted only when the commit
+// was acknowledged, and fsck is clean.
+func TestCompactSegmentsCrash(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	for _, tc := range []struct {
+		name string
+		// compact runs the compaction up to the crash and reports whether
+		// it was acknowledged.
+		compact func(t *testing.T, s *Store, fds []*faultdrive.Drive, vid string) bool
+	}{
+		{"written, not committed", func(t *testing.T, s *Store, _ []*faultdrive.Drive, vid string) bool {
+			p, err := s.planSegments(ctx, "seg", "k", vid)
+			if err != nil || p == nil {
+				t.Fatalf("plan = %v, %v", p, err)
+			}
+			if d, err := s.writeRanges(ctx, "seg", "k", p.v, p.ranges); d == nil || err != nil {
+				t.Fatalf("writeRanges = %v, %v", d, err)
+			}
+			return false
+		}},
+		{"flush failed", func(t *testing.T, s *Store, fds []*faultdrive.Drive, vid string) bool {
+			for _, fd := range fds {
+				fd.SetRules([]faultdrive.Rule{{Op: faultdrive.OpSync, Err: syscall.EIO}, {Op: faultdrive.OpSyncFiles, Err: syscall.EIO}})
+			}
+			if ok, err := s.CompactSegments(ctx, "seg", "k", vid); ok || err == nil {
+				t.Fatalf("CompactSegments with failing flushes = %v, %v", ok, err)
+			}
+			return false
+		}},
+		{"committed", func(t *testing.T, s *Store, _ []*faultdrive.Drive, vid string) bool {
+			if ok, err := s.CompactSegments(ctx, "seg", "k", vid); !ok || err != nil {
+				t.Fatalf("CompactSegments = %v, %v", ok, err)
+			}
+			return true
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			base := Options{Dir: t.TempDir(), DriveCount: 4, Parity: 2, BlockSize: 64 << 10, MinPartSize: 1,
+				PackMaxSize: 4 << 10, NoBackground: true}
+			opt := base
+			open, drives := powerDrives(base)
+			opt.OpenDrive = open
+			s, err := Open(ctx, withBolt(t, opt))
+			if err != nil {
+				t.Fatal(err)
+			}
+			mustBucket(t, s, "seg")
+			model, infos := appendMany(t, s, "seg", "k", nil, 40, 3000, 7)
+			vid := infos[len(infos)-1].VersionID
+			before := versionSegs(t, s, "seg", "k", vid)
+			acked := tc.compact(t, s, drives(), vid)
+			if err := faultdrive.Crash(ctx, drives()...); err != nil {
+				t.Fatalf("crash: %v", err)
+			}
+			_ = s.Close()
+
+			plain := base
+			plain.Parity = -1
+			s2, err := Open(ctx, withBolt(t, plain))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := readAll(t, s2, "seg", "k", GetOptions{}); !bytes.Equal(got, model) {
+				t.Error("content after the crash")
+			}
+			after := versionSegs(t, s2, "seg", "k", vid)
+			if compacted := len(after) < len(before); compacted != acked {
+				t.Errorf("%d segments before, %d after the crash; compaction acknowledged: %v", len(before), len(after), acked)
+			}
+			if _, err := s2.Clean(ctx); err != nil {
+				t.Fatal(err)
+			}
+			if err := s2.Close(); err != nil {
+				t.Fatal(err)
+			}
+			rep, err := Fsck(ctx, withBolt(t, plain), nil)
+			if err != nil || !rep.Clean() {
+				t.Fatalf("fsck after the crash: %+v %v", rep, err)
+			}
+		})
 	}
 }
