@@ -3,6 +3,7 @@ package objstore
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"math/rand/v2"
@@ -534,5 +535,23 @@ func TestCompactSegmentsCrash(t *testing.T) {
 				t.Fatalf("fsck after the crash: %+v %v", rep, err)
 			}
 		})
+	}
+}
+
+func TestSegmentCompactMinValidated(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		min int
+		ok  bool
+	}{
+		{0, true}, {1, true}, {MaxSegments, true}, {-1, false}, {MaxSegments + 1, false},
+	} {
+		err := (Options{Dir: t.TempDir(), SegmentCompactMin: tc.min}).Validate()
+		if (err == nil) != tc.ok || (err != nil && !errors.Is(err, ErrInvalidArgument)) {
+			t.Errorf("SegmentCompactMin %d: %v", tc.min, err)
+		}
+	}
+	if got := (Options{}).withDefaults().SegmentCompactMin; got != 256 {
+		t.Errorf("default SegmentCompactMin = %d", got)
 	}
 }
