@@ -181,7 +181,9 @@ func (s *Store) scanSegments(ctx context.Context) error {
 	var after []byte
 	for {
 		var last []byte
+		var found []segNote // queued once the transaction is over: it takes no store lock
 		err := s.idx.View(ctx, func(tx meta.Tx) error {
+			last, found = nil, nil
 			c := tx.Cursor(meta.Versions)
 			k, raw := c.Seek(after)
 			if after != nil && bytes.Equal(k, after) {
@@ -202,13 +204,19 @@ func (s *Store) scanSegments(ctx context.Context) error {
 				}
 				bucket, key, _, ok := meta.SplitVersionKey(k)
 				if ok {
-					s.segq.add(segNote{bucket: bucket, key: key, versionID: v.VersionID})
+					found = append(found, segNote{bucket: bucket, key: key, versionID: v.VersionID})
 				}
 			}
 			return c.Err()
 		})
-		if err != nil || last == nil {
+		if err != nil {
 			return err
+		}
+		for _, n := range found {
+			s.segq.add(n)
+		}
+		if last == nil {
+			return nil
 		}
 		after = last
 	}
