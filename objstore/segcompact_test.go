@@ -555,3 +555,44 @@ func TestSegmentCompactMinValidated(t *testing.T) {
 		t.Errorf("default SegmentCompactMin = %d", got)
 	}
 }
+
+// TestSegmentBacklog counts the noted versions in Health until the
+// compactor (run by hand here) has taken them, repeats and versions with
+// few segments not counted.
+func TestSegmentBacklog(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	s := segTestStore(t)
+	mustBucket(t, s, "seg")
+	_, infos := appendMany(t, s, "seg", "k", nil, 20, 1000, 11)
+	backlog := func(want int) {
+		t.Helper()
+		h, err := s.Health(ctx)
+		if err != nil || h.SegmentBacklog != want {
+			t.Fatalf("Health = %+v, %v; want a segment backlog of %d", h, err, want)
+		}
+	}
+	backlog(0)
+	vid := infos[len(infos)-1].VersionID
+	s.noteSegments("seg", "k", vid, 20)
+	s.noteSegments("seg", "k", vid, 20) // a repeat counts once
+	s.noteSegments("seg", "few", NullVersion, segWindowMax)
+	backlog(1)
+	if n := s.compactQueued(ctx); n != 1 {
+		t.Fatalf("compactQueued = %d", n)
+	}
+	backlog(0)
+	if got := len(versionSegs(t, s, "seg", "k", vid)); got != 1 {
+		t.Fatalf("%d segments after the compaction", got)
+	}
+	// A version noted as current and replaced since is skipped.
+	_, infos = appendMany(t, s, "seg", "v", nil, 20, 1000, 12)
+	s.noteSegments("seg", "v", infos[len(infos)-1].VersionID, 20)
+	if err := s.SetVersioning(ctx, "seg", VersioningEnabled); err != nil {
+		t.Fatal(err)
+	}
+	mustPut(t, s, "seg", "v", []byte("newer"))
+	if n := s.compactQueued(ctx); n != 0 {
+		t.Fatalf("compactQueued of a replaced version = %d", n)
+	}
+}
