@@ -216,7 +216,7 @@ func TestMetricsDashboard(t *testing.T) {
 		t.Fatalf("status is not JSON: %v: %s", err, res.body)
 	}
 	for _, k := range []string{"data_shards", "parity_shards", "drives", "buckets", "degraded_objects", "heal_queue",
-		"cleaner_backlog", "compaction_backlog", "pending_puts", "version", "uptime_seconds"} {
+		"cleaner_backlog", "compaction_backlog", "segment_backlog", "pending_puts", "version", "uptime_seconds"} {
 		if _, ok := st[k]; !ok {
 			t.Errorf("status JSON has no %q: %s", k, res.body)
 		}

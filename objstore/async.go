@@ -368,7 +368,8 @@ func (s *Store) SetMetaAsync(ctx context.Context, bucket, key, contentType strin
 		s.releaseAsync()
 		return nil, err
 	}
-	return s.startAsync(ctx, bucket, key, nil, func(tx meta.Tx) (ObjectInfo, error) {
+	segs := 0 // the new version's, for the segment compactor
+	set := func(tx meta.Tx) (ObjectInfo, error) {
 		b, err := getBucket(tx, bucket)
 		if err != nil {
 			return ObjectInfo{}, err
@@ -392,7 +393,20 @@ func (s *Store) SetMetaAsync(ctx context.Context, bucket, key, contentType strin
 		if err := installVersion(tx, b, key, &v); err != nil {
 			return ObjectInfo{}, err
 		}
+		segs = len(v.Segments)
 		return toInfo(bucket, key, &v, true), nil
+	}
+	return s.runAsync(ctx, bucket, key, func(ctx context.Context) (ObjectInfo, error) {
+		var info ObjectInfo
+		err := s.commitData(ctx, nil, func(tx meta.Tx) error {
+			var err error
+			info, err = set(tx)
+			return err
+		})
+		if err == nil {
+			s.noteSegments(bucket, key, info.VersionID, segs)
+		}
+		return info, err
 	}), nil
 }
 

@@ -150,7 +150,7 @@ func (s *Store) runCleaner(ctx context.Context) {
 func (s *Store) startBackground() {
 	ctx, cancel := context.WithCancel(context.Background())
 	s.stopBG = cancel
-	runs := []func(context.Context){s.runCleaner, s.runHealer, s.runLifecycle}
+	runs := []func(context.Context){s.runCleaner, s.runHealer, s.runLifecycle, s.runSegCompactor}
 	if s.opt.ReaderGrace > 0 {
 		runs = append(runs, s.runLeaser)
 	}

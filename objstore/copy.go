@@ -32,6 +32,7 @@ func (s *Store) Copy(ctx context.Context, srcBucket, srcKey, dstBucket, dstKey s
 		return ObjectInfo{}, err
 	}
 	var out ObjectInfo
+	segs := 0 // the new version's, for the segment compactor
 	err := s.commit(ctx, nil, 0, func(tx meta.Tx) error {
 		src, _, err := lookupVersion(tx, srcBucket, srcKey, opt.SrcVersionID)
 		if err != nil {
@@ -73,11 +74,13 @@ func (s *Store) Copy(ctx context.Context, srcBucket, srcKey, dstBucket, dstKey s
 			return err
 		}
 		out = toInfo(dstBucket, dstKey, &v, true)
+		segs = len(v.Segments)
 		return nil
 	})
 	if err != nil {
 		return ObjectInfo{}, err
 	}
+	s.noteSegments(dstBucket, dstKey, out.VersionID, segs)
 	s.notify(Event{Op: OpPut, Bucket: dstBucket, Key: dstKey})
 	return out, nil
 }
@@ -104,7 +107,9 @@ func (s *Store) Rename(ctx context.Context, bucket, from, to string, opt RenameO
 	if err := validateIfNoneMatch(opt.IfNoneMatch); err != nil {
 		return err
 	}
+	var moved segCount
 	err := s.commit(ctx, nil, 0, func(tx meta.Tx) error {
+		moved = segCount{}
 		b, err := getBucket(tx, bucket)
 		if err != nil {
 			return err
@@ -129,25 +134,29 @@ func (s *Store) Rename(ctx context.Context, bucket, from, to string, opt RenameO
 		if from == to {
 			return nil
 		}
-		return renameOne(tx, b, from, to, src)
+		moved, err = renameOne(tx, b, from, to, src)
+		return err
 	})
 	if err != nil {
 		return err
 	}
+	s.noteSegments(bucket, moved.key, moved.versionID, moved.n)
 	s.notify(Event{Op: OpRename, Bucket: bucket, Key: from, To: to})
 	return nil
 }
 
-func renameOne(tx meta.Tx, b *meta.Bucket, from, to string, src *meta.Version) error {
+// renameOne moves src, the current version of from, to to and returns
+// the note of the version made there for the segment compactor.
+func renameOne(tx meta.Tx, b *meta.Bucket, from, to string, src *meta.Version) (segCount, error) {
 	v := *src
 	if err := addRefs(tx, v.Segments); err != nil {
-		return err
+		return segCount{}, err
 	}
 	if err := installVersion(tx, b, to, &v); err != nil {
-		return err
+		return segCount{}, err
 	}
 	_, err := deleteCurrent(tx, b, from)
-	return err
+	return segCount{key: to, versionID: v.VersionID, n: len(v.Segments)}, err
 }
 
 // RenamePrefix renames every key under prefix from to the same key under
@@ -181,8 +190,9 @@ func (s *Store) RenamePrefix(ctx context.Context, bucket, from, to string, opt R
 		return 0, fmt.Errorf("%w: cannot rename %q into %q: one contains the other", ErrInvalidArgument, from, to)
 	}
 	var n int
+	var moved []segCount // the versions with many segments, for the segment compactor
 	err := s.commit(ctx, nil, 0, func(tx meta.Tx) error {
-		n = 0
+		n, moved = 0, nil
 		b, err := getBucket(tx, bucket)
 		if err != nil {
 			return err
@@ -232,8 +242,12 @@ func (s *Store) RenamePrefix(ctx context.Context, bucket, from, to string, opt R
 			if err := ValidateKey(dst); err != nil {
 				return err
 			}
-			if err := renameOne(tx, b, items[i].key, dst, &items[i].v); err != nil {
+			c, err := renameOne(tx, b, items[i].key, dst, &items[i].v)
+			if err != nil {
 				return err
+			}
+			if c.n > segWindowMax {
+				moved = append(moved, c)
 			}
 		}
 		n = len(items)
@@ -244,6 +258,9 @@ func (s *Store) RenamePrefix(ctx context.Context, bucket, from, to string, opt R
 	}
 	if n > 0 {
 		s.notify(Event{Op: OpRenamePrefix, Bucket: bucket, Key: from, To: to})
+	}
+	for _, c := range moved {
+		s.noteSegments(bucket, c.key, c.versionID, c.n)
 	}
 	return n, nil
 }

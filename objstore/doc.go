@@ -55,14 +55,33 @@
 // whole starts again from one. Each append rewrites the version record
 // (about 30 bytes a segment) and, with versioning, touches every
 // segment's data record, so the bound also bounds one append's index
-// work. Compaction of long segment lists comes in a follow-up: a
-// background pass will rewrite a version whose list passes a threshold
-// well under the hard bound, or whose small segments waste space, into
-// fresh contiguous data, and flip the version in one transaction that
-// checks it is unchanged (as a pack compaction does for records); the
-// hard bound stays as the backstop. Stats.DriveBytesWritten (stats.go)
-// counts the shard bytes written, so tests and /metrics show what a
-// write cost: O(new bytes × (k+m)/k) for an append, nothing for a copy.
+// work. The segment compactor keeps lists short well before the hard
+// bound, which stays as the backstop (segcompact.go, segqueue.go). Its
+// planner (planSegmentCompaction) cuts the file into 4 MiB windows and
+// picks each window that more than 8 segments overlap, and, in a version
+// of more than Options.SegmentCompactMin segments (256), each window in
+// which more than one segment under 64 KiB starts; adjacent picks make
+// one range. CompactSegments reads the ranges through an ObjectReader
+// of the version, writes them as one new data object, and commits in
+// one transaction that checks the version is unchanged (same Seq and
+// segments; otherwise the new data is discarded and nothing changes)
+// the new list: segments outside the ranges kept (cut where a range
+// cuts them), the new data's slices inside, contiguous slices of one
+// data object merged. It counts the new list's references, drops the
+// old list's and rewrites the version record in place: same id, ETag,
+// size, times, metadata and attributes. Data no longer referenced is
+// garbage as usual, freed once the readers that pinned it close. Writes
+// that commit a version of many segments (multipart completes, copies,
+// renames, SetMetaAsync) note it (noteSegments) in an in-memory queue
+// that a background goroutine drains a second after the first note of
+// a burst, skipping a noted version that is no longer current; Open's
+// scan of the versions table queues again every version past
+// SegmentCompactMin, so a crash loses no candidate for good.
+// Health.SegmentBacklog is the queue's length and
+// Stats.SegmentCompactions the versions compacted.
+// Stats.DriveBytesWritten (stats.go) counts the shard bytes written, so
+// tests and /metrics show what a write cost: O(new bytes × (k+m)/k) for
+// an append, nothing for a copy.
 //
 // # Durability and group commit
 //
@@ -135,8 +154,10 @@
 //     requests in flight;
 //   - unless Options.NoBackground: the cleaner (cleaner.go), the healer
 //     (heal.go, fed by degraded reads through healq), the lifecycle runner
-//     (lifecycle.go) and, with ReaderGrace, the leaser (lease.go); Close
-//     cancels and waits for them first;
+//     (lifecycle.go), the segment compactor (segqueue.go: Open's scan of
+//     the versions, then the queue noteSegments fills) and, with
+//     ReaderGrace, the leaser (lease.go); Close cancels and waits for them
+//     first;
 //   - per burst of asynchronous operations, one goroutine for the burst's
 //     small writes and one per other operation (burst.go, async.go);
 //     Close drains them before anything else;
@@ -174,6 +195,9 @@
 //	pendingSet.mu        the pending operations by key (leaf).
 //	launcher.mu          the queued burst operations (leaf).
 //	watchers.mu          the Watch subscribers; sends never block (leaf).
+//	segQueue.mu          the versions queued for the segment compactor
+//	                     (leaf; segqueue.go). Taken after commits, never
+//	                     inside a transaction's function.
 //	bucketCache.mu       the decoded bucket records of HeadBucket (leaf).
 //	degradedSet.mu       the data ids seen degraded, not healed (leaf;
 //	                     health.go).

@@ -30,13 +30,18 @@ type Health struct {
 	// CompactionBacklog counts pack segments less than half live, which
 	// the cleaner's compaction will rewrite (the active one excluded).
 	CompactionBacklog int `json:"compaction_backlog"`
+	// SegmentBacklog counts the versions queued for the segment
+	// compactor (segqueue.go), or being compacted: versions whose segment
+	// lists appends or patches made long.
+	SegmentBacklog int `json:"segment_backlog"`
 	// PendingPuts counts the asynchronous puts (the mount's closes) not
 	// yet committed.
 	PendingPuts int `json:"pending_puts"`
 }
 
 // Health reports the store's background state. The degraded set, the
-// heal queue and the pending puts are counters kept as the store runs;
+// heal queue, the segment compactor's queue and the pending puts are
+// counters kept as the store runs;
 // the two backlogs are counted by scanning the garbage and pack tables,
 // in time proportional to their size (small next to the object count),
 // so callers polling it often keep its answer for a few seconds.
@@ -45,8 +50,9 @@ func (s *Store) Health(ctx context.Context) (Health, error) {
 		return Health{}, err
 	}
 	h := Health{
-		HealQueue:   len(s.healq),
-		PendingPuts: len(s.pending.slots),
+		HealQueue:      len(s.healq),
+		PendingPuts:    len(s.pending.slots),
+		SegmentBacklog: s.segq.backlog(),
 	}
 	degraded := s.degraded.list()
 	s.packs.mu.Lock()

@@ -390,6 +390,7 @@ func (s *Store) CompleteMultipartUpload(ctx context.Context, bucket, key, upload
 	}
 	if !replay {
 		s.notify(Event{Op: OpPut, Bucket: bucket, Key: key})
+		s.noteSegments(bucket, key, v.VersionID, len(v.Segments))
 	}
 	return toInfo(bucket, key, v, true), nil
 }

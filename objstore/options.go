@@ -57,6 +57,11 @@ type Options struct {
 	// constant, 10 000, S3's bound on an appended object's parts. Higher
 	// values are refused.
 	MaxSegments int
+	// SegmentCompactMin is the segment count past which a version's small
+	// segments are rewritten together by the segment compactor
+	// (segcompact.go), and past which Open's scan queues the version for
+	// it; zero means 256. Between 1 and MaxSegments.
+	SegmentCompactMin int
 	// CleanerInterval is how often the cleaner frees unreferenced data when
 	// nothing wakes it; zero means 30s.
 	CleanerInterval time.Duration
@@ -117,6 +122,8 @@ const (
 	defaultPackSegmentSize = 256 << 20
 	defaultDriveCount      = 4
 	defaultWriteBuffers    = 64 << 20
+
+	defaultSegmentCompactMin = 256
 )
 
 func (o Options) withDefaults() Options {
@@ -134,6 +141,9 @@ func (o Options) withDefaults() Options {
 	}
 	if o.MaxSegments == 0 {
 		o.MaxSegments = MaxSegments
+	}
+	if o.SegmentCompactMin == 0 {
+		o.SegmentCompactMin = defaultSegmentCompactMin
 	}
 	if o.WriteBuffers == 0 {
 		o.WriteBuffers = defaultWriteBuffers
@@ -170,6 +180,9 @@ func (o Options) Validate() error {
 	}
 	if o.MaxSegments < 0 || o.MaxSegments > MaxSegments {
 		return fmt.Errorf("%w: max segments %d: between 1 and %d (0 for %d)", ErrInvalidArgument, o.MaxSegments, MaxSegments, MaxSegments)
+	}
+	if o.SegmentCompactMin < 0 || o.SegmentCompactMin > MaxSegments {
+		return fmt.Errorf("%w: segment compaction threshold %d: between 1 and %d (0 for %d)", ErrInvalidArgument, o.SegmentCompactMin, MaxSegments, defaultSegmentCompactMin)
 	}
 	if o.CleanerInterval < 0 || o.LifecycleInterval < 0 || o.LifecycleDay < 0 || o.ReaderGrace < 0 {
 		return fmt.Errorf("%w: negative interval", ErrInvalidArgument)

@@ -9,16 +9,19 @@ import (
 type Stats struct {
 	// DriveBytesWritten counts the shard bytes written to the drives:
 	// data and parity shards with their headers and block checksums, for
-	// new data (shard files and pack records), pack compaction's copies
-	// and healed shards. Index writes are not counted. A write of n new
+	// new data (shard files and pack records), pack compaction's copies,
+	// segment compaction's rewrites and healed shards. Index writes are not counted. A write of n new
 	// bytes costs about n × (k+m)/k; a copy, rename, UploadPartCopy or
 	// the reused part of an append costs nothing here.
 	DriveBytesWritten int64
+	// SegmentCompactions counts the versions whose segment lists the
+	// segment compactor (CompactSegments) rewrote shorter.
+	SegmentCompactions int64
 }
 
 // Stats returns the store's counters.
 func (s *Store) Stats() Stats {
-	return Stats{DriveBytesWritten: s.driveWritten.Load()}
+	return Stats{DriveBytesWritten: s.driveWritten.Load(), SegmentCompactions: s.segCompactions.Load()}
 }
 
 // countWrites wraps a shard sink so that what it takes is counted in

@@ -68,7 +68,10 @@ type Store struct {
 	cleanWake chan struct{} // nudges the cleaner
 	cleanMu   sync.Mutex    // one Clean at a time: two would free the same garbage twice
 
-	driveWritten atomic.Int64 // shard bytes written to the drives (Stats)
+	segq segQueue // versions waiting for the segment compactor (segqueue.go)
+
+	driveWritten   atomic.Int64 // shard bytes written to the drives (Stats)
+	segCompactions atomic.Int64 // versions whose segments were compacted (Stats)
 }
 
 // Open opens the store in opt.Dir, creating it when new, sweeps the shard
@@ -135,6 +138,7 @@ func openIndexed(ctx context.Context, opt Options) (*Store, error) {
 		packs:     packs{files: map[uint64][]drive.PackFile{}},
 		healq:     make(chan string, 4096),
 		cleanWake: make(chan struct{}, 1),
+		segq:      newSegQueue(),
 		stopBG:    func() {},
 		md5srv:    md5simd.NewServer(),
 	}

@@ -113,8 +113,8 @@ func printStatus(d deps, st s3.ServerStatus) error {
 
 	fmt.Fprintln(&b)
 	tw = tabwriter.NewWriter(&b, 2, 4, 2, ' ', 0)
-	_, _ = fmt.Fprintln(tw, "DEGRADED OBJECTS\tHEAL QUEUE\tCLEANER BACKLOG\tCOMPACTION BACKLOG\tPENDING PUTS")
-	_, _ = fmt.Fprintf(tw, "%d\t%d\t%d\t%d\t%d\n", st.DegradedObjects, st.HealQueue, st.CleanerBacklog, st.CompactionBacklog, st.PendingPuts)
+	_, _ = fmt.Fprintln(tw, "DEGRADED OBJECTS\tHEAL QUEUE\tCLEANER BACKLOG\tCOMPACTION BACKLOG\tSEGMENT BACKLOG\tPENDING PUTS")
+	_, _ = fmt.Fprintf(tw, "%d\t%d\t%d\t%d\t%d\t%d\n", st.DegradedObjects, st.HealQueue, st.CleanerBacklog, st.CompactionBacklog, st.SegmentBacklog, st.PendingPuts)
 	if err := tw.Flush(); err != nil {
 		return err
 	}

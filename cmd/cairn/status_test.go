@@ -33,7 +33,7 @@ func TestRunStatus(t *testing.T) {
 		regexp.MustCompile(`(?m)^cairn \S+, up \S+; erasure 1\+0, blocks of 64 KiB; drives 1 of 1 online$`),
 		regexp.MustCompile(`(?m)^DRIVE\s+STATE\s+SIZE\s+FREE\s+USED\s+I/O ERRORS\s+CHECKSUM FAILURES\s+PATH$`),
 		regexp.MustCompile(`(?m)^0\s+online\s+\S+ \S+\s+\S+ \S+\s+\d+%\s+0\s+0\s+/\S+/drives/d0$`),
-		regexp.MustCompile(`(?m)^DEGRADED OBJECTS\s+HEAL QUEUE\s+CLEANER BACKLOG\s+COMPACTION BACKLOG\s+PENDING PUTS\n0\s+0\s+\d+\s+\d+\s+0$`),
+		regexp.MustCompile(`(?m)^DEGRADED OBJECTS\s+HEAL QUEUE\s+CLEANER BACKLOG\s+COMPACTION BACKLOG\s+SEGMENT BACKLOG\s+PENDING PUTS\n0\s+0\s+\d+\s+\d+\s+\d+\s+0$`),
 		regexp.MustCompile(`(?m)^photos\s+0\s+0 B\s+0\s+-$`),
 	} {
 		if !want.MatchString(out.String()) {
@@ -58,7 +58,7 @@ func TestRunStatus(t *testing.T) {
 		t.Fatalf("--json output is not JSON: %v\n%s", err, out.String())
 	}
 	for _, k := range []string{"data_shards", "parity_shards", "block_size", "drives", "bucket_count", "buckets",
-		"degraded_objects", "heal_queue", "cleaner_backlog", "compaction_backlog", "pending_puts", "version", "uptime_seconds"} {
+		"degraded_objects", "heal_queue", "cleaner_backlog", "compaction_backlog", "segment_backlog", "pending_puts", "version", "uptime_seconds"} {
 		if _, ok := m[k]; !ok {
 			t.Errorf("status JSON has no %q", k)
 		}
@@ -101,9 +101,9 @@ func TestMetricsNames(t *testing.T) {
 		"cairn_drives_online 1", "cairn_drives_offline 0", `cairn_drive_online{drive="0",path=`,
 		`cairn_drive_total_bytes{drive="0"}`, `cairn_drive_free_bytes{drive="0"}`, `cairn_drive_available_bytes{drive="0"}`,
 		`cairn_drive_io_errors_total{drive="0"} 0`, `cairn_drive_checksum_failures_total{drive="0"} 0`,
-		"cairn_objects_degraded 0", "cairn_heal_queue_length 0", "cairn_cleaner_backlog ", "cairn_compaction_backlog ",
+		"cairn_objects_degraded 0", "cairn_heal_queue_length 0", "cairn_cleaner_backlog ", "cairn_compaction_backlog ", "cairn_segment_compaction_backlog ",
 		"cairn_pending_puts 0", "cairn_store_health_up 1", "cairn_catalog_commits_total 0", "cairn_catalog_commit_conflicts_total 0",
-		"cairn_uptime_seconds ", `cairn_build_info{version=`, "cairn_drive_bytes_written_total ",
+		"cairn_uptime_seconds ", `cairn_build_info{version=`, "cairn_drive_bytes_written_total ", "cairn_segment_compactions_total ",
 	} {
 		if !strings.Contains(string(raw), "\n"+want) {
 			t.Errorf("/metrics has no line starting %q", want)

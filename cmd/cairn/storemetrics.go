@@ -50,8 +50,10 @@ func (mx *serverMetrics) register(reg prometheus.Registerer, st *objstore.Store,
 		mx.ops.latency, mx.ops.errors,
 		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "cairn_uptime_seconds", Help: "Seconds since the server started."},
 			func() float64 { return time.Since(mx.started).Seconds() }),
-		prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "cairn_drive_bytes_written_total", Help: "Shard bytes (data and parity, with headers and checksums) written to the drives: new data, pack compaction and heals; copies, renames and UploadPartCopy write none, an append only its new bytes."},
+		prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "cairn_drive_bytes_written_total", Help: "Shard bytes (data and parity, with headers and checksums) written to the drives: new data, pack and segment compaction and heals; copies, renames and UploadPartCopy write none, an append only its new bytes."},
 			func() float64 { return float64(st.Stats().DriveBytesWritten) }),
+		prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "cairn_segment_compactions_total", Help: "Versions whose segment lists the segment compactor rewrote shorter."},
+			func() float64 { return float64(st.Stats().SegmentCompactions) }),
 		prometheus.NewGauge(prometheus.GaugeOpts{Name: "cairn_build_info", Help: "Always 1; the label names the server's version.",
 			ConstLabels: prometheus.Labels{"version": resolveVersion(version)}}),
 	}
@@ -149,6 +151,7 @@ type storeDescs struct {
 	healQueue     *prometheus.Desc
 	cleaner       *prometheus.Desc
 	compaction    *prometheus.Desc
+	segments      *prometheus.Desc
 	pendingPuts   *prometheus.Desc
 	healthUp      *prometheus.Desc
 }
@@ -167,6 +170,7 @@ func newStoreDescs() storeDescs {
 		healQueue:     prometheus.NewDesc("cairn_heal_queue_length", "Data objects waiting for the healer.", nil, nil),
 		cleaner:       prometheus.NewDesc("cairn_cleaner_backlog", "Data objects no version references that the cleaner has not freed yet.", nil, nil),
 		compaction:    prometheus.NewDesc("cairn_compaction_backlog", "Pack segments less than half live, waiting for compaction.", nil, nil),
+		segments:      prometheus.NewDesc("cairn_segment_compaction_backlog", "Versions queued for the segment compactor: versions whose segment lists appends or in-place writes made long.", nil, nil),
 		pendingPuts:   prometheus.NewDesc("cairn_pending_puts", "Asynchronous puts (the mount's closes) not committed yet.", nil, nil),
 		healthUp:      prometheus.NewDesc("cairn_store_health_up", "1 when the store answered the last health probe, 0 when not (the drive and backlog metrics are then absent).", nil, nil),
 	}
@@ -180,7 +184,7 @@ func newStoreCollector(st *objstore.Store) *storeCollector {
 func (c *storeCollector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{c.d.drivesOnline, c.d.drivesOffline, c.d.driveOnline, c.d.driveTotal, c.d.driveFree,
 		c.d.driveAvail, c.d.driveIOErrs, c.d.driveChecksum, c.d.degraded, c.d.healQueue, c.d.cleaner, c.d.compaction,
-		c.d.pendingPuts, c.d.healthUp} {
+		c.d.segments, c.d.pendingPuts, c.d.healthUp} {
 		ch <- d
 	}
 }
@@ -233,6 +237,7 @@ func (c *storeCollector) Collect(ch chan<- prometheus.Metric) {
 	gauge(c.d.healQueue, float64(h.HealQueue))
 	gauge(c.d.cleaner, float64(h.CleanerBacklog))
 	gauge(c.d.compaction, float64(h.CompactionBacklog))
+	gauge(c.d.segments, float64(h.SegmentBacklog))
 	gauge(c.d.pendingPuts, float64(h.PendingPuts))
 }
 

@@ -40,6 +40,7 @@ export async function healthPage(page) {
     st.heal_queue !== undefined && stat('heal queue', String(st.heal_queue)),
     st.cleaner_backlog !== undefined && stat('cleaner backlog', String(st.cleaner_backlog)),
     st.compaction_backlog !== undefined && stat('compaction backlog', String(st.compaction_backlog)),
+    st.segment_backlog !== undefined && stat('segment backlog', String(st.segment_backlog)),
     st.pending_puts !== undefined && stat('pending puts', String(st.pending_puts)),
     st.version && stat('version', st.version),
     st.uptime_seconds !== undefined && stat('uptime', duration(st.uptime_seconds))));
