@@ -107,6 +107,7 @@ func (s *Store) Append(ctx context.Context, bucket, key string, offset int64, bo
 	}
 	if changed {
 		s.notify(Event{Op: OpPut, Bucket: bucket, Key: key})
+		s.noteSegments(bucket, key, v.VersionID, len(v.Segments))
 	}
 	return toInfo(bucket, key, v, true), nil
 }

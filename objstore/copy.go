@@ -246,7 +246,7 @@ func (s *Store) RenamePrefix(ctx context.Context, bucket, from, to string, opt R
 			if err != nil {
 				return err
 			}
-			if c.n > segWindowMax {
+			if c.n > s.opt.SegmentCompactMin {
 				moved = append(moved, c)
 			}
 		}

@@ -56,12 +56,14 @@
 // (about 30 bytes a segment) and, with versioning, touches every
 // segment's data record, so the bound also bounds one append's index
 // work. The segment compactor keeps lists short well before the hard
-// bound, which stays as the backstop (segcompact.go, segqueue.go). Its
-// planner (planSegmentCompaction) cuts the file into 4 MiB windows and
-// picks each window that more than 8 segments overlap, and, in a version
-// of more than Options.SegmentCompactMin segments (256), each window in
-// which more than one segment under 64 KiB starts; adjacent picks make
-// one range. CompactSegments reads the ranges through an ObjectReader
+// bound (segcompact.go, segqueue.go). Its planner
+// (planSegmentCompaction) cuts the file into 1 MiB windows and, for a
+// version of more than Options.SegmentCompactMin segments (256), picks
+// the windows where the most segments start (more than 2) until the
+// list would be down to half that, within segPassBudget (32 MiB) a pass:
+// a file changed at random all over shrinks over several passes rather
+// than being rewritten whole each time; adjacent picks make one range.
+// CompactSegments reads the ranges through an ObjectReader
 // of the version, writes them as one new data object, and commits in
 // one transaction that checks the version is unchanged (same Seq and
 // segments; otherwise the new data is discarded and nothing changes)
@@ -71,12 +73,16 @@
 // old list's and rewrites the version record in place: same id, ETag,
 // size, times, metadata and attributes. Data no longer referenced is
 // garbage as usual, freed once the readers that pinned it close. Writes
-// that commit a version of many segments (multipart completes, copies,
-// renames, SetMetaAsync) note it (noteSegments) in an in-memory queue
+// that commit a version of many segments (appends, patches, multipart
+// completes, copies, renames, SetMetaAsync) note it (noteSegments) in an
+// in-memory queue
 // that a background goroutine drains a second after the first note of
 // a burst, skipping a noted version that is no longer current; Open's
 // scan of the versions table queues again every version past
-// SegmentCompactMin, so a crash loses no candidate for good.
+// SegmentCompactMin, so a crash loses no candidate for good. A patch
+// whose list would pass Options.MaxSegments takes the planner's windows
+// (down to half the bound, no budget) into its own new data, read from
+// its base: the hard bound holds without a failed write.
 // Health.SegmentBacklog is the queue's length and
 // Stats.SegmentCompactions the versions compacted.
 // Stats.DriveBytesWritten (stats.go) counts the shard bytes written, so

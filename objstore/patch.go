@@ -99,6 +99,11 @@ func (s *Store) PatchAsync(ctx context.Context, bucket, key string, p Patch, opt
 // patch writes a patch's new bytes and commits its version.
 func (s *Store) patch(ctx context.Context, bucket, key string, p Patch, opt PutOptions) (ObjectInfo, error) {
 	fills := p.fills()
+	if n := len(p.segments("", fills)); n > s.opt.MaxSegments {
+		// The hard bound: the crowded windows are rewritten with the
+		// changes (read from the base), down to half the bound.
+		fills = unionRanges(fills, planSegmentCompaction(p.segments("", fills), p.Size, segWindow, s.opt.MaxSegments/2, 0))
+	}
 	var total int64
 	for _, r := range fills {
 		total += r.Length
@@ -141,6 +146,7 @@ func (s *Store) patch(ctx context.Context, bucket, key string, p Patch, opt PutO
 	if err != nil {
 		return ObjectInfo{}, err
 	}
+	s.noteSegments(bucket, key, v.VersionID, len(v.Segments))
 	return toInfo(bucket, key, v, true), nil
 }
 
@@ -170,6 +176,26 @@ func (p Patch) fills() []Range {
 	}
 	if pos < p.Size {
 		add(Range{pos, p.Size - pos})
+	}
+	return out
+}
+
+// unionRanges merges two sorted lists of disjoint ranges into one,
+// ranges that overlap or touch made one.
+func unionRanges(a, b []Range) []Range {
+	out := make([]Range, 0, len(a)+len(b))
+	for len(a) > 0 || len(b) > 0 {
+		var r Range
+		if len(b) == 0 || (len(a) > 0 && a[0].Offset <= b[0].Offset) {
+			r, a = a[0], a[1:]
+		} else {
+			r, b = b[0], b[1:]
+		}
+		if n := len(out); n > 0 && out[n-1].End() >= r.Offset {
+			out[n-1].Length = max(out[n-1].End(), r.End()) - out[n-1].Offset
+			continue
+		}
+		out = append(out, r)
 	}
 	return out
 }

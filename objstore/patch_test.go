@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"sort"
 	"strings"
 	"testing"
 )
@@ -248,5 +249,55 @@ func TestPatchRefused(t *testing.T) {
 	}
 	if got := readAll(t, s, "bkt", "f", GetOptions{}); !bytes.Equal(got, base) {
 		t.Fatal("a refused patch changed the object")
+	}
+}
+
+// TestPatchSegmentBound: patches of scattered small changes, past
+// Options.MaxSegments, rewrite the most crowded windows with the changes
+// (read from the base) so that the list stays under the bound, and the
+// content stays right.
+func TestPatchSegmentBound(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	const limit = 60
+	s, _ := newTestStore(t, 3, 1, func(o *Options) { o.MaxSegments = limit; o.PackMaxSize = 0 })
+	mustBucket(t, s, "bkt")
+	model := randBytes(3<<20, 8)
+	mustPut(t, s, "bkt", "f", model)
+	rewrote := false
+	for i := range 40 {
+		var dirty []Range
+		for j := range 4 {
+			dirty = append(dirty, Range{int64((i*4+j)*19_001) % (3<<20 - 100), 100})
+		}
+		sort.Slice(dirty, func(a, b int) bool { return dirty[a].Offset < dirty[b].Offset })
+		src := randBytes(len(model), uint64(200+i))
+		before := s.Stats().DriveBytesWritten
+		p, err := s.PatchAsync(ctx, "bkt", "f", patchOf(t, s, "bkt", "f", int64(len(model)), dirty, src), PutOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := p.Wait(ctx); err != nil {
+			t.Fatalf("patch %d: %v", i, err)
+		}
+		if s.Stats().DriveBytesWritten-before > 1<<20 {
+			rewrote = true
+		}
+		model = applyPatch(model, int64(len(model)), dirty, src)
+		r, err := s.Open(ctx, "bkt", "f", GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		n := len(r.segs)
+		_ = r.Close()
+		if n > limit {
+			t.Fatalf("patch %d: %d segments, over the bound %d", i, n, limit)
+		}
+		if got := readAll(t, s, "bkt", "f", GetOptions{}); !bytes.Equal(got, model) {
+			t.Fatalf("patch %d: content differs from the model", i)
+		}
+	}
+	if !rewrote {
+		t.Fatal("no patch rewrote crowded windows: the bound was never reached")
 	}
 }

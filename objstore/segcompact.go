@@ -24,39 +24,33 @@ import (
 
 const (
 	// segWindow is the width of the file windows the planner counts
-	// segments in.
-	segWindow = 4 << 20
-	// segWindowMax is the most segments a window may overlap before the
-	// planner rewrites it.
-	segWindowMax = 8
-	// smallSegment is the length under which a segment counts as small.
-	smallSegment = 64 << 10
+	// segments in, and the unit it rewrites.
+	segWindow = 1 << 20
+	// segPassBudget bounds the bytes one background compaction of a
+	// version rewrites: a file changed at random all over (4 KiB writes
+	// into 1 GiB) crowds every window at once, and rewriting them all at
+	// each pass would cost far more than the writes; the list shrinks
+	// over several passes instead (the queue waits segCompactDelay
+	// between them), and MaxSegments stays the hard bound.
+	segPassBudget = 32 << 20
 )
 
 // planSegmentCompaction returns the byte ranges of a version (segments
-// segs, size bytes) to rewrite, sorted and disjoint. The file is cut into
-// windows of window bytes (the last one shorter), and a window is chosen
-//
-//   - when more than maxPerWindow segments overlap it (a read of it would
-//     open that many data objects), or
-//   - when the version has more than compactMin segments and more than
-//     one segment shorter than smallSegment starts in it (small segments
-//     waste space and lengthen the list towards MaxSegments).
-//
-// Adjacent chosen windows make one range. A range's rewrite leaves at most
-// three segments where it was (a cut one each side and the new data), and
-// none of the windows inside starts more than one segment, so a plan's
-// outcome is not planned again. A list whose lengths do not add up to size
+// segs, size bytes) to rewrite so that its list shrinks to target
+// segments, sorted and disjoint; nothing while it has target or fewer.
+// The file is cut into windows of window bytes (the last one shorter);
+// rewriting a window in which n segments start leaves about 2 where they
+// were (the new data's slice, and the cut end of a segment running on
+// into the next window), so the windows are taken most crowded first,
+// those where more than 2 start, until the list would be down to target
+// or budget bytes are chosen (budget 0: no bound). Adjacent chosen
+// windows make one range. A list whose lengths do not add up to size
 // (which fsck reports) gets no plan.
-func planSegmentCompaction(segs []meta.Segment, size int64, window int64, maxPerWindow, compactMin int) []Range {
-	if window <= 0 || size <= 0 || len(segs) < 2 {
+func planSegmentCompaction(segs []meta.Segment, size, window int64, target int, budget int64) []Range {
+	if window <= 0 || size <= 0 || len(segs) <= target {
 		return nil
 	}
-	// A window inside one segment overlaps only it, so only the windows
-	// where segments start or end are counted.
-	overlaps := map[int64]int{}
-	smalls := map[int64]int{}
-	checkSmall := len(segs) > compactMin
+	starts := map[int64]int{}
 	var pos int64
 	for _, sg := range segs {
 		if sg.Length < 0 {
@@ -65,24 +59,38 @@ func planSegmentCompaction(segs []meta.Segment, size int64, window int64, maxPer
 		if sg.Length == 0 {
 			continue
 		}
-		first, last := pos/window, (pos+sg.Length-1)/window
-		overlaps[first]++
-		if last != first {
-			overlaps[last]++
-		}
-		if checkSmall && sg.Length < smallSegment {
-			smalls[first]++
-		}
+		starts[pos/window]++
 		pos += sg.Length
 	}
 	if pos != size {
 		return nil
 	}
-	var chosen []int64
-	for w, n := range overlaps {
-		if n > maxPerWindow || smalls[w] > 1 {
-			chosen = append(chosen, w)
+	type crowd struct {
+		w int64
+		n int
+	}
+	var crowds []crowd
+	for w, n := range starts {
+		if n > 2 {
+			crowds = append(crowds, crowd{w, n})
 		}
+	}
+	sort.Slice(crowds, func(i, j int) bool {
+		if crowds[i].n != crowds[j].n {
+			return crowds[i].n > crowds[j].n
+		}
+		return crowds[i].w < crowds[j].w
+	})
+	excess := len(segs) - target
+	var chosen []int64
+	var picked int64
+	for _, c := range crowds {
+		if excess <= 0 || (budget > 0 && picked >= budget) {
+			break
+		}
+		chosen = append(chosen, c.w)
+		picked += window
+		excess -= c.n - 2
 	}
 	slices.Sort(chosen)
 	var out []Range
@@ -152,7 +160,8 @@ func compactedSegments(segs []meta.Segment, ranges []Range, data string) []meta.
 var errSegmentsChanged = errors.New("objstore: version changed during segment compaction")
 
 // CompactSegments rewrites the crowded stretches of one version's segment
-// list (planSegmentCompaction) into one new data object and reports
+// list (planSegmentCompaction, down to half Options.SegmentCompactMin
+// within segPassBudget bytes a call) into one new data object and reports
 // whether it did. The bytes are read through an ObjectReader of the
 // version and the new list is committed in one transaction that checks
 // the version is unchanged (same sequence number and segments): a version
@@ -201,7 +210,7 @@ func (s *Store) planSegments(ctx context.Context, bucket, key, versionID string)
 	if v.DeleteMarker {
 		return nil, nil
 	}
-	ranges := planSegmentCompaction(v.Segments, v.Size, segWindow, segWindowMax, s.opt.SegmentCompactMin)
+	ranges := planSegmentCompaction(v.Segments, v.Size, segWindow, s.opt.SegmentCompactMin/2, segPassBudget)
 	if len(ranges) == 0 {
 		return nil, nil
 	}

@@ -43,51 +43,45 @@ func sumLen(ls []int64) int64 {
 
 func TestPlanSegmentCompaction(t *testing.T) {
 	t.Parallel()
-	const K = 1 << 10
 	const M = 1 << 20
 	cat := func(parts ...[]int64) []int64 { return slices.Concat(parts...) }
 	for _, tc := range []struct {
-		name       string
-		lengths    []int64
-		size       int64 // 0: the lengths' sum
-		window     int64
-		max        int
-		compactMin int
-		want       []Range
+		name    string
+		lengths []int64
+		size    int64 // 0: the lengths' sum
+		window  int64
+		target  int
+		budget  int64
+		want    []Range
 	}{
-		{"none", nil, 0, 100, 3, 1000, nil},
-		{"one segment", []int64{500}, 0, 100, 3, 1000, nil},
-		{"sparse", []int64{100, 100, 100}, 0, 100, 3, 1000, nil},
-		{"at the bound", []int64{30, 30, 40}, 0, 100, 3, 1000, nil},
-		{"dense window", []int64{10, 10, 10, 10, 60}, 0, 100, 3, 1000, []Range{{0, 100}}},
-		{"adjacent windows merge", repeatLen(20, 10), 0, 100, 3, 1000, []Range{{0, 200}}},
-		{"apart", cat(repeatLen(10, 10), []int64{100}, repeatLen(10, 10)), 0, 100, 3, 1000,
+		{"none", nil, 0, 100, 0, 0, nil},
+		{"one segment", []int64{500}, 0, 100, 0, 0, nil},
+		{"short enough", repeatLen(10, 10), 0, 100, 10, 0, nil},
+		{"dense window", []int64{10, 10, 10, 10, 60}, 0, 100, 1, 0, []Range{{0, 100}}},
+		{"two a window are left", cat([]int64{50, 50}, []int64{50, 50}), 0, 100, 1, 0, nil},
+		{"adjacent windows merge", repeatLen(20, 10), 0, 100, 1, 0, []Range{{0, 200}}},
+		{"most crowded first", cat(repeatLen(4, 25), repeatLen(10, 10), repeatLen(5, 20)), 0, 100, 11, 0,
+			[]Range{{100, 100}}},
+		{"until the target", cat(repeatLen(4, 25), repeatLen(10, 10), repeatLen(5, 20)), 0, 100, 5, 0,
+			[]Range{{0, 300}}},
+		{"within the budget", cat(repeatLen(4, 25), repeatLen(10, 10), repeatLen(5, 20)), 0, 100, 1, 150,
+			[]Range{{100, 200}}},
+		{"apart", cat(repeatLen(10, 10), []int64{100}, repeatLen(10, 10)), 0, 100, 1, 0,
 			[]Range{{0, 100}, {200, 100}}},
-		{"short last window", cat([]int64{200}, repeatLen(5, 10)), 0, 100, 3, 1000, []Range{{200, 50}}},
-		{"straddlers count in both windows", []int64{95, 10, 95}, 0, 100, 1, 1000, []Range{{0, 200}}},
-		{"straddlers within the bound", []int64{95, 10, 95}, 0, 100, 3, 1000, nil},
-		{"long segment between", cat(repeatLen(4, 10), []int64{1000}, repeatLen(4, 10)), 0, 100, 3, 1000,
-			[]Range{{0, 100}, {1000, 80}}},
-		{"zero lengths ignored", []int64{50, 0, 0, 0, 0, 50}, 0, 100, 3, 1000, nil},
-		{"lengths not adding up", repeatLen(10, 10), 99, 100, 3, 1000, nil},
-		{"negative length", []int64{10, -10, 10}, 10, 100, 3, 1000, nil},
-		{"zero window", repeatLen(10, 10), 0, 0, 3, 1000, nil},
-		// The small-segment rule, at the real window and bound.
-		{"small, list short", cat(repeatLen(6, K), []int64{4*M - 6*K}), 0, segWindow, segWindowMax, 10, nil},
-		{"small, list long", cat(repeatLen(6, K), []int64{4*M - 6*K}), 0, segWindow, segWindowMax, 5,
-			[]Range{{0, 4 * M}}},
-		{"one small a window", cat([]int64{K, 4*M - K}, []int64{K, 4*M - K}, []int64{K, 4*M - K}), 0, segWindow, segWindowMax, 2, nil},
-		{"small ones start, not overlap", cat([]int64{4*M - K, K}, []int64{K, 4*M - K}), 0, segWindow, segWindowMax, 2, nil},
-		{"64 KiB is not small", cat(repeatLen(3, 64*K), []int64{4*M - 192*K}), 0, segWindow, segWindowMax, 2, nil},
-		{"small and dense", cat([]int64{4 * M}, repeatLen(20, 100*K), []int64{2 * K, 2 * K}), 0, segWindow, segWindowMax, 2,
-			[]Range{{4 * M, 2000*K + 4*K}}},
+		{"short last window", cat([]int64{200}, repeatLen(5, 10)), 0, 100, 1, 0, []Range{{200, 50}}},
+		{"zero lengths ignored", []int64{50, 0, 0, 0, 0, 50}, 0, 100, 1, 0, nil},
+		{"lengths not adding up", repeatLen(10, 10), 99, 100, 1, 0, nil},
+		{"negative length", []int64{10, -10, 10}, 10, 100, 1, 0, nil},
+		{"zero window", repeatLen(10, 10), 0, 0, 1, 0, nil},
+		{"real window", cat(repeatLen(64, 4<<10), []int64{M - 256<<10}, []int64{M}), 0, segWindow, 10, segPassBudget,
+			[]Range{{0, M}}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			size := tc.size
 			if size == 0 {
 				size = sumLen(tc.lengths)
 			}
-			got := planSegmentCompaction(segsOf(tc.lengths...), size, tc.window, tc.max, tc.compactMin)
+			got := planSegmentCompaction(segsOf(tc.lengths...), size, tc.window, tc.target, tc.budget)
 			if !slices.Equal(got, tc.want) {
 				t.Fatalf("plan = %v, want %v", got, tc.want)
 			}
@@ -130,7 +124,7 @@ func TestCompactedSegments(t *testing.T) {
 // segments, and larger data (a compaction's) to shard files.
 func segTestStore(t *testing.T, tweak ...func(*Options)) *Store {
 	t.Helper()
-	s, _ := newTestStore(t, 4, 2, append([]func(*Options){func(o *Options) { o.PackMaxSize = 4 << 10 }}, tweak...)...)
+	s, _ := newTestStore(t, 4, 2, append([]func(*Options){func(o *Options) { o.PackMaxSize = 4 << 10; o.SegmentCompactMin = 8 }}, tweak...)...)
 	return s
 }
 
@@ -390,7 +384,7 @@ func TestSegmentCompactorBackground(t *testing.T) {
 			time.Sleep(20 * time.Millisecond)
 		}
 	}
-	// Appends do not note yet (append.go will): note by hand, as they will.
+	// Appends note their versions; a note by hand as well counts once.
 	model, infos := appendMany(t, s, "seg", "noted", nil, 30, 2000, 4)
 	s.noteSegments("seg", "noted", infos[len(infos)-1].VersionID, 30)
 	waitSegs(s, "noted", 1)
@@ -493,7 +487,7 @@ func TestCompactSegmentsCrash(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			base := Options{Dir: t.TempDir(), DriveCount: 4, Parity: 2, BlockSize: 64 << 10, MinPartSize: 1,
-				PackMaxSize: 4 << 10, NoBackground: true}
+				PackMaxSize: 4 << 10, NoBackground: true, SegmentCompactMin: 8}
 			opt := base
 			open, drives := powerDrives(base)
 			opt.OpenDrive = open
@@ -564,7 +558,6 @@ func TestSegmentBacklog(t *testing.T) {
 	ctx := context.Background()
 	s := segTestStore(t)
 	mustBucket(t, s, "seg")
-	_, infos := appendMany(t, s, "seg", "k", nil, 20, 1000, 11)
 	backlog := func(want int) {
 		t.Helper()
 		h, err := s.Health(ctx)
@@ -573,10 +566,11 @@ func TestSegmentBacklog(t *testing.T) {
 		}
 	}
 	backlog(0)
+	_, infos := appendMany(t, s, "seg", "k", nil, 20, 1000, 11) // each append notes its version
+	backlog(1)
 	vid := infos[len(infos)-1].VersionID
-	s.noteSegments("seg", "k", vid, 20)
-	s.noteSegments("seg", "k", vid, 20) // a repeat counts once
-	s.noteSegments("seg", "few", NullVersion, segWindowMax)
+	s.noteSegments("seg", "k", vid, 20)          // a repeat counts once
+	s.noteSegments("seg", "few", NullVersion, 8) // not past SegmentCompactMin
 	backlog(1)
 	if n := s.compactQueued(ctx); n != 1 {
 		t.Fatalf("compactQueued = %d", n)

@@ -104,11 +104,11 @@ func (q *segQueue) backlog() int {
 
 // noteSegments queues for segment compaction version versionID of
 // bucket/key, just committed as the key's current version with n
-// segments, when n is enough for the planner to possibly want it (more
-// than segWindowMax or SegmentCompactMin, the lower). Cheap: call it
+// segments, when n passes Options.SegmentCompactMin, from which the
+// planner wants it. Cheap: call it
 // after every commit that makes a version of many segments.
 func (s *Store) noteSegments(bucket, key, versionID string, n int) {
-	if n <= min(segWindowMax, s.opt.SegmentCompactMin) {
+	if n <= s.opt.SegmentCompactMin {
 		return
 	}
 	s.segq.add(segNote{bucket: bucket, key: key, versionID: versionID, current: true})
