@@ -35,6 +35,7 @@ type crashLine struct {
 	To     string            `json:"to"`
 	Files  map[string]string `json:"files"`
 	Err    string            `json:"err"`
+	N      int64             `json:"n"`
 }
 
 // crashModel is what must be in the store: key -> SHA-256 of its current
@@ -78,10 +79,14 @@ func TestCrashRecovery(t *testing.T) {
 	dir := t.TempDir()
 	m := &crashModel{keys: map[string]string{}, pending: map[string]crashLine{}}
 	acked := 0
+	var compactions int64 // segment compactions the workers reported
 	for run := 0; run < iterations; run++ {
 		lines := runUntilKilled(t, bin, dir, run, time.Duration(20+rng.IntN(600))*time.Millisecond)
+		var ranCompactions int64
 		for _, l := range lines {
 			switch l.Ev {
+			case "stats":
+				ranCompactions = max(ranCompactions, l.N)
 			case "fail":
 				t.Fatalf("run %d: worker %s failed: %s", run, l.Worker, l.Err)
 			case "begin":
@@ -92,9 +97,13 @@ func TestCrashRecovery(t *testing.T) {
 				acked++
 			}
 		}
+		compactions += ranCompactions
 		verifyCrashState(t, dir, m, run)
 	}
-	t.Logf("%d kills, %d acknowledged writes checked, %d keys at the end", iterations, acked, len(m.keys))
+	t.Logf("%d kills, %d acknowledged writes checked, %d keys at the end, %d segment compactions seen", iterations, acked, len(m.keys), compactions)
+	if iterations >= 20 && compactions == 0 {
+		t.Fatal("no segment compaction ran in any run: the kills never landed among them")
+	}
 }
 
 // runUntilKilled starts the worker, lets it run for d after it is ready,

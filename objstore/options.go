@@ -62,6 +62,10 @@ type Options struct {
 	// (segcompact.go), and past which Open's scan queues the version for
 	// it; zero means 256. Between 1 and MaxSegments.
 	SegmentCompactMin int
+	// SegmentCompactDelay is how long the segment compactor lets notes
+	// of versions to compact gather after the first, so that a burst of
+	// writes to one file is compacted once, after it; zero means 1s.
+	SegmentCompactDelay time.Duration
 	// CleanerInterval is how often the cleaner frees unreferenced data when
 	// nothing wakes it; zero means 30s.
 	CleanerInterval time.Duration
@@ -123,7 +127,8 @@ const (
 	defaultDriveCount      = 4
 	defaultWriteBuffers    = 64 << 20
 
-	defaultSegmentCompactMin = 256
+	defaultSegmentCompactMin   = 256
+	defaultSegmentCompactDelay = time.Second
 )
 
 func (o Options) withDefaults() Options {
@@ -144,6 +149,9 @@ func (o Options) withDefaults() Options {
 	}
 	if o.SegmentCompactMin == 0 {
 		o.SegmentCompactMin = defaultSegmentCompactMin
+	}
+	if o.SegmentCompactDelay == 0 {
+		o.SegmentCompactDelay = defaultSegmentCompactDelay
 	}
 	if o.WriteBuffers == 0 {
 		o.WriteBuffers = defaultWriteBuffers
@@ -184,7 +192,7 @@ func (o Options) Validate() error {
 	if o.SegmentCompactMin < 0 || o.SegmentCompactMin > MaxSegments {
 		return fmt.Errorf("%w: segment compaction threshold %d: between 1 and %d (0 for %d)", ErrInvalidArgument, o.SegmentCompactMin, MaxSegments, defaultSegmentCompactMin)
 	}
-	if o.CleanerInterval < 0 || o.LifecycleInterval < 0 || o.LifecycleDay < 0 || o.ReaderGrace < 0 {
+	if o.CleanerInterval < 0 || o.LifecycleInterval < 0 || o.LifecycleDay < 0 || o.ReaderGrace < 0 || o.SegmentCompactDelay < 0 {
 		return fmt.Errorf("%w: negative interval", ErrInvalidArgument)
 	}
 	return nil

@@ -30,7 +30,7 @@ const (
 	// version rewrites: a file changed at random all over (4 KiB writes
 	// into 1 GiB) crowds every window at once, and rewriting them all at
 	// each pass would cost far more than the writes; the list shrinks
-	// over several passes instead (the queue waits segCompactDelay
+	// over several passes instead (the queue waits Options.SegmentCompactDelay
 	// between them), and MaxSegments stays the hard bound.
 	segPassBudget = 32 << 20
 )

@@ -11,16 +11,13 @@ import (
 
 // The segment compactor's schedule: writes that commit a version with
 // many segments note it (noteSegments), the background compactor takes
-// the notes some segCompactDelay after the first of a burst (repeated
+// the notes Options.SegmentCompactDelay (1 s) after the first of a burst (repeated
 // notes of one version in the meantime count once) and compacts each
 // version (CompactSegments). The queue is in memory: Open's scan of the
 // versions table queues again every version past SegmentCompactMin, so a
 // crash loses no candidate for ever.
 
 const (
-	// segCompactDelay is how long the compactor lets notes gather after
-	// the first: an appender's burst is compacted once, after it.
-	segCompactDelay = time.Second
 	// segQueueMax bounds the queue; notes past it are dropped (the next
 	// note of the version, or the next Open's scan, queues it again).
 	segQueueMax = 1 << 16
@@ -116,7 +113,7 @@ func (s *Store) noteSegments(bucket, key, versionID string, n int) {
 
 // runSegCompactor is the segment compactor's goroutine: it queues the
 // versions Open's scan finds, then compacts what is queued, waiting
-// segCompactDelay after each wake so that notes gather.
+// Options.SegmentCompactDelay after each wake so that notes gather.
 func (s *Store) runSegCompactor(ctx context.Context) {
 	if err := s.scanSegments(ctx); err != nil && ctx.Err() == nil {
 		s.log.Error().Err(err).Msg("segment compactor: scan of the versions")
@@ -130,7 +127,7 @@ func (s *Store) runSegCompactor(ctx context.Context) {
 		select {
 		case <-ctx.Done():
 			return
-		case <-time.After(segCompactDelay):
+		case <-time.After(s.opt.SegmentCompactDelay):
 		}
 		s.compactQueued(withBackground(ctx))
 	}

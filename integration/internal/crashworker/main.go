@@ -38,6 +38,7 @@ type Line struct {
 	To     string            `json:"to,omitempty"`
 	Files  map[string]string `json:"files,omitempty"` // rename: name -> sha
 	Err    string            `json:"err,omitempty"`
+	N      int64             `json:"n,omitempty"` // stats: segment compactions so far
 }
 
 type out struct {
@@ -79,9 +80,11 @@ func main() {
 		os.Exit(1)
 	}
 	s, err := objstore.Open(ctx, objstore.Options{Index: idx, Dir: *dir, DriveCount: 4, Parity: 2, MinPartSize: 1,
-		// Small segments and a busy cleaner, so that kills land in segment
-		// rolls, frees and compactions too.
-		PackSegmentSize: 1 << 20, CleanerInterval: 50 * time.Millisecond})
+		// Small segments, a busy cleaner and an eager segment compactor,
+		// so that kills land in segment rolls, frees, pack compactions
+		// and segment compactions of the patched keys too.
+		PackSegmentSize: 1 << 20, CleanerInterval: 50 * time.Millisecond,
+		SegmentCompactMin: 16, SegmentCompactDelay: 20 * time.Millisecond})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
@@ -101,6 +104,13 @@ func main() {
 	go func() { defer wg.Done(); multipartWorker(ctx, s, o, *run) }()
 	go func() { defer wg.Done(); patchWorker(ctx, s, o, *run) }()
 	go func() { defer wg.Done(); renameWorker(ctx, s, o, *run) }()
+	// The segment compactions done so far, every 50 ms, so that the
+	// parent can tell that kills landed among them.
+	go func() {
+		for range time.Tick(50 * time.Millisecond) {
+			o.emit(Line{Ev: "stats", N: s.Stats().SegmentCompactions})
+		}
+	}()
 	wg.Wait()
 }
 
