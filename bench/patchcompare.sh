@@ -44,7 +44,16 @@
 #   APPENDS [20]     appends a round
 #   OPS [200000]  FSX_MAXLEN [10485760]  SEED [1]   fsx's -ops, -maxlen, -seed
 #   FSX_TIMEOUT [0]  seconds after which an fsx run is stopped (and reported
-#                    as failed); 0: no limit
+#                    as failed); 0: no limit. fsx itself fails when one
+#                    operation takes more than 2 min (-op-timeout).
+#   FSX_GODEBUG [asyncpreemptoff=1]  GODEBUG for fsx. Go's runtime preempts
+#                    goroutines with SIGURG, which interrupts a FUSE request
+#                    in flight, and Go retries a system call that failed with
+#                    EINTR. At 2f0b54c fsx's ftruncate on Cairn's mount came
+#                    back EINTR over and over (17 749 times in 2 s, with 18
+#                    SIGURGs: the retries failed without a signal) and a run
+#                    of 20 000 ops stalled; without the signals it completes.
+#                    FSX_GODEBUG= (empty) measures with them.
 #   RUNTIME [30]     fio's --runtime, s
 #   DRIVES [4]  PARITY [2]         Cairn's --drives and --parity
 #   WORKLOADS ["append fsx fio"]   a subset runs only those
@@ -81,6 +90,7 @@ ops=${OPS:-200000}
 fsx_maxlen=${FSX_MAXLEN:-10485760}
 seed=${SEED:-1}
 fsx_timeout=${FSX_TIMEOUT:-0}
+fsx_godebug=${FSX_GODEBUG-asyncpreemptoff=1}
 runtime=${RUNTIME:-30}
 drives=${DRIVES:-4}
 parity=${PARITY:-2}
@@ -235,7 +245,7 @@ record() { printf '%s\t%s\t%s\t%s\n' "$1" "$2" "$3" "$4" >>"$results"; } # workl
 fsync_file() { python3 -c 'import os, sys; fd = os.open(sys.argv[1], os.O_RDONLY); os.fsync(fd); os.close(fd)' "$1"; }
 
 echo "patchcompare: $rounds round(s); workloads: $workloads; files ${size_mib} MiB; $appends appends of 4 KiB;" \
-  "fsx -ops $ops -maxlen $fsx_maxlen -seed $seed; fio runtime ${runtime}s; cairn $drives drives parity $parity;" \
+  "fsx -ops $ops -maxlen $fsx_maxlen -seed $seed (GODEBUG=$fsx_godebug); fio runtime ${runtime}s; cairn $drives drives parity $parity;" \
   "fuseloop flags: $fl_flags" >&2
 echo "patchcompare: cairn at $cairn_desc${base_bin:+, baseline $base_desc}; load average $(cut -d' ' -f1-3 /proc/loadavg)" >&2
 echo "patchcompare: work dir $work (on $(df --output=source "$work" | tail -1))" >&2
@@ -287,9 +297,9 @@ w_fsx() { # sys round
   b=$(base "$1"); sync
   t0=$(now_ns)
   if [ "$fsx_timeout" != 0 ]; then
-    timeout "$fsx_timeout" "$fsx" -ops "$ops" -maxlen "$fsx_maxlen" -seed "$seed" -file "$b/fsx.dat" >"$log" 2>&1 || rc=$?
+    GODEBUG=$fsx_godebug timeout "$fsx_timeout" "$fsx" -ops "$ops" -maxlen "$fsx_maxlen" -seed "$seed" -file "$b/fsx.dat" >"$log" 2>&1 || rc=$?
   else
-    "$fsx" -ops "$ops" -maxlen "$fsx_maxlen" -seed "$seed" -file "$b/fsx.dat" >"$log" 2>&1 || rc=$?
+    GODEBUG=$fsx_godebug "$fsx" -ops "$ops" -maxlen "$fsx_maxlen" -seed "$seed" -file "$b/fsx.dat" >"$log" 2>&1 || rc=$?
   fi
   t1=$(now_ns)
   if [ "$rc" != 0 ]; then

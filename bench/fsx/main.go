@@ -3,7 +3,7 @@
 // fixed seed on ONE file, every byte read back checked against an
 // in-memory model of what the file must hold.
 //
-//	fsx [-ops 200000] [-maxlen 10485760] [-seed 1] [-reopen 8] [-fsync-every 0] -file PATH
+//	fsx [-ops 200000] [-maxlen 10485760] [-seed 1] [-reopen 8] [-fsync-every 0] [-op-timeout 2m] -file PATH
 //
 // The file is created (or truncated) at the start. Each operation is one
 // of: a write of 1 byte to 64 KiB at a random offset below -maxlen
@@ -25,7 +25,8 @@
 // (seconds: from the first operation to the end of the final check),
 // and exits 1 at the first mismatch or I/O error with a message naming
 // the operation, the offset of the first differing byte, the bytes
-// expected and found, and the last operations done; 2 on a usage error.
+// expected and found, and the last operations done, or when one operation
+// takes longer than -op-timeout; 2 on a usage error.
 // bench/patchcompare.sh runs it on Cairn's mount and on go-fuse's
 // loopback.
 package main
@@ -39,6 +40,7 @@ import (
 	"math/rand"
 	"os"
 	"strings"
+	"sync/atomic"
 	"time"
 )
 
@@ -65,6 +67,9 @@ type config struct {
 	// afterOp, when set (tests only), runs after operation op (1-based)
 	// succeeded: a test corrupts the file behind the exerciser's back.
 	afterOp func(op int, path string) error
+	// progress, when set, is stored the operation about to start (the
+	// final check is ops+1).
+	progress *atomic.Int64
 }
 
 type result struct {
@@ -292,11 +297,17 @@ func run(cfg config) (result, error) {
 	}()
 	start := time.Now()
 	for op := 1; op <= cfg.ops; op++ {
+		if cfg.progress != nil {
+			cfg.progress.Store(int64(op))
+		}
 		if err := x.step(op); err != nil {
 			return result{ops: op - 1, elapsed: time.Since(start)}, err
 		}
 	}
 	// The final check: close, reopen, the whole file against the model.
+	if cfg.progress != nil {
+		cfg.progress.Store(int64(cfg.ops + 1))
+	}
 	if err := x.reopen(0); err != nil {
 		return result{ops: cfg.ops, elapsed: time.Since(start)}, fmt.Errorf("final check: %w", err)
 	}
@@ -328,6 +339,7 @@ func main() {
 	flag.Int64Var(&cfg.seed, "seed", 1, "random seed")
 	flag.IntVar(&cfg.reopen, "reopen", 8, "close and reopen the file every N operations (0: never)")
 	flag.IntVar(&cfg.fsyncEvery, "fsync-every", 0, "fsync every N operations (0: never)")
+	opTimeout := flag.Duration("op-timeout", 2*time.Minute, "fail if one operation (with its reopen and fsync) takes longer (0: no limit)")
 	flag.Usage = func() {
 		fmt.Fprintf(flag.CommandLine.Output(), "usage: fsx [flags] -file PATH\n")
 		flag.PrintDefaults()
@@ -337,6 +349,10 @@ func main() {
 		flag.Usage()
 		os.Exit(2)
 	}
+	if *opTimeout > 0 {
+		cfg.progress = new(atomic.Int64)
+		go watchdog(cfg, *opTimeout)
+	}
 	res, err := run(cfg)
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "fsx: FAILED after %d operations (seed %d, maxlen %d, reopen %d, fsync-every %d): %v\n",
@@ -345,4 +361,27 @@ func main() {
 	}
 	secs := res.elapsed.Seconds()
 	fmt.Printf("fsx ops=%d seconds=%.3f ops_per_s=%.0f\n", res.ops, secs, float64(res.ops)/max(secs, 1e-9))
+}
+
+// watchdog fails the run when one operation takes longer than limit: a
+// system call that never returns (or is retried for ever, as Go retries
+// EINTR) would otherwise hang the benchmark.
+func watchdog(cfg config, limit time.Duration) {
+	last, since := int64(-1), time.Now()
+	for range time.Tick(time.Second) {
+		op := cfg.progress.Load()
+		if op != last {
+			last, since = op, time.Now()
+			continue
+		}
+		if time.Since(since) > limit {
+			what := fmt.Sprintf("op %d", op)
+			if op > int64(cfg.ops) {
+				what = "the final check"
+			}
+			fmt.Fprintf(os.Stderr, "fsx: FAILED: %s has not finished in %v (seed %d, maxlen %d, reopen %d, fsync-every %d)\n",
+				what, limit, cfg.seed, cfg.maxLen, cfg.reopen, cfg.fsyncEvery)
+			os.Exit(1)
+		}
+	}
 }
