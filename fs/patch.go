@@ -202,7 +202,7 @@ func (n *fileNode) rebaseLocked(ctx context.Context) {
 		return // the commit failed: fsync reports it; the ranges stand
 	}
 	bucket, key := n.key()
-	r, err := n.fsys.store.Open(ctx, bucket, key, objstore.GetOptions{VersionID: info.VersionID})
+	r, err := n.fsys.openReader(ctx, bucket, key, objstore.GetOptions{VersionID: info.VersionID})
 	if err != nil {
 		if !errors.Is(err, objstore.ErrNoSuchKey) && !errors.Is(err, objstore.ErrNoSuchVersion) {
 			n.fsys.log.Warn().Err(err).Str("path", n.Path(nil)).Msg("cannot reopen the committed version; the next commit writes what changed since the open")

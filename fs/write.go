@@ -137,7 +137,7 @@ func (n *fileNode) beginWrite(ctx context.Context, trunc bool) (*handle, error) 
 			// Not openPlain: the kernel truncates an open(O_TRUNC) with
 			// a SETATTR after the OPEN, so an encrypted base is taken,
 			// sealed, and refused only if its bytes are needed.
-			r, err := n.fsys.store.Open(ctx, bucket, key, objstore.GetOptions{})
+			r, err := n.fsys.openReader(ctx, bucket, key, objstore.GetOptions{})
 			if err != nil {
 				return nil, err
 			}
