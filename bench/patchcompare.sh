@@ -3,9 +3,10 @@
 # --mount` against go-fuse's loopback filesystem (the yardsticks'
 # fuseloop) over a directory on the same disk, interleaved A B, B A, ...,
 # and the ratios of the medians. What it measures is what a small change
-# to a large existing file costs: today the mount copies the file's
-# current version at the open for writing and puts the whole file again
-# at every close and fsync.
+# to a large existing file costs. Until e9315c8 the mount copied the
+# file's current version at the open for writing and put the whole file
+# again at every close and fsync; since, it writes only the changed
+# ranges (fs/patch.go, objstore.PatchAsync).
 #
 #   bench/patchcompare.sh [ROUNDS]                        (default: 3)
 #
@@ -46,14 +47,13 @@
 #   FSX_TIMEOUT [0]  seconds after which an fsx run is stopped (and reported
 #                    as failed); 0: no limit. fsx itself fails when one
 #                    operation takes more than 2 min (-op-timeout).
-#   FSX_GODEBUG [asyncpreemptoff=1]  GODEBUG for fsx. Go's runtime preempts
-#                    goroutines with SIGURG, which interrupts a FUSE request
-#                    in flight, and Go retries a system call that failed with
-#                    EINTR. At 2f0b54c fsx's ftruncate on Cairn's mount came
-#                    back EINTR over and over (17 749 times in 2 s, with 18
-#                    SIGURGs: the retries failed without a signal) and a run
-#                    of 20 000 ops stalled; without the signals it completes.
-#                    FSX_GODEBUG= (empty) measures with them.
+#   FSX_GODEBUG []  GODEBUG for fsx. Go's runtime preempts goroutines with
+#                    SIGURG, which interrupts a FUSE request in flight. Until
+#                    e9315c8 an interrupted open left the mount's reader of
+#                    the file bound to the cancelled request, so every later
+#                    read or truncate came back EINTR and fsx stalled (17 749
+#                    EINTRs in 2 s at 2f0b54c); that run was measured with
+#                    FSX_GODEBUG=asyncpreemptoff=1. Set it so again to compare.
 #   RUNTIME [30]     fio's --runtime, s
 #   DRIVES [4]  PARITY [2]         Cairn's --drives and --parity
 #   WORKLOADS ["append fsx fio"]   a subset runs only those
@@ -90,7 +90,7 @@ ops=${OPS:-200000}
 fsx_maxlen=${FSX_MAXLEN:-10485760}
 seed=${SEED:-1}
 fsx_timeout=${FSX_TIMEOUT:-0}
-fsx_godebug=${FSX_GODEBUG-asyncpreemptoff=1}
+fsx_godebug=${FSX_GODEBUG-}
 runtime=${RUNTIME:-30}
 drives=${DRIVES:-4}
 parity=${PARITY:-2}
