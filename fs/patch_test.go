@@ -10,7 +10,14 @@ import (
 	"github.com/cairnstore/cairn/objstore"
 )
 
-type rg = objstore.Range
+// rs is the set of ranges given as offset, length pairs.
+func rs(pairs ...int64) rangeSet {
+	var out rangeSet
+	for i := 0; i+1 < len(pairs); i += 2 {
+		out = append(out, objstore.Range{Offset: pairs[i], Length: pairs[i+1]})
+	}
+	return out
+}
 
 // TestRangeSetAdd checks the merging of changed ranges.
 func TestRangeSetAdd(t *testing.T) {
@@ -21,17 +28,17 @@ func TestRangeSetAdd(t *testing.T) {
 		n    int64
 		want rangeSet
 	}{
-		{"into-empty", nil, 10, 5, rangeSet{{10, 5}}},
-		{"empty-write", rangeSet{{10, 5}}, 3, 0, rangeSet{{10, 5}}},
-		{"before", rangeSet{{10, 5}}, 0, 5, rangeSet{{0, 5}, {10, 5}}},
-		{"after", rangeSet{{10, 5}}, 20, 5, rangeSet{{10, 5}, {20, 5}}},
-		{"touching-before", rangeSet{{10, 5}}, 5, 5, rangeSet{{5, 10}}},
-		{"touching-after", rangeSet{{10, 5}}, 15, 5, rangeSet{{10, 10}}},
-		{"inside", rangeSet{{10, 10}}, 12, 3, rangeSet{{10, 10}}},
-		{"covering", rangeSet{{10, 10}}, 0, 100, rangeSet{{0, 100}}},
-		{"bridging-two", rangeSet{{0, 5}, {10, 5}, {30, 5}}, 4, 7, rangeSet{{0, 15}, {30, 5}}},
-		{"bridging-all", rangeSet{{0, 5}, {10, 5}, {30, 5}}, 5, 25, rangeSet{{0, 35}}},
-		{"between", rangeSet{{0, 5}, {30, 5}}, 10, 5, rangeSet{{0, 5}, {10, 5}, {30, 5}}},
+		{"into-empty", nil, 10, 5, rs(10, 5)},
+		{"empty-write", rs(10, 5), 3, 0, rs(10, 5)},
+		{"before", rs(10, 5), 0, 5, rs(0, 5, 10, 5)},
+		{"after", rs(10, 5), 20, 5, rs(10, 5, 20, 5)},
+		{"touching-before", rs(10, 5), 5, 5, rs(5, 10)},
+		{"touching-after", rs(10, 5), 15, 5, rs(10, 10)},
+		{"inside", rs(10, 10), 12, 3, rs(10, 10)},
+		{"covering", rs(10, 10), 0, 100, rs(0, 100)},
+		{"bridging-two", rs(0, 5, 10, 5, 30, 5), 4, 7, rs(0, 15, 30, 5)},
+		{"bridging-all", rs(0, 5, 10, 5, 30, 5), 5, 25, rs(0, 35)},
+		{"between", rs(0, 5, 30, 5), 10, 5, rs(0, 5, 10, 5, 30, 5)},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			in := append(rangeSet(nil), tc.in...)
@@ -50,12 +57,12 @@ func TestRangeSetClip(t *testing.T) {
 		size int64
 		want rangeSet
 	}{
-		{"nothing-past", rangeSet{{0, 5}, {10, 5}}, 20, rangeSet{{0, 5}, {10, 5}}},
-		{"at-end", rangeSet{{0, 5}, {10, 5}}, 15, rangeSet{{0, 5}, {10, 5}}},
-		{"cuts-one", rangeSet{{0, 5}, {10, 5}}, 12, rangeSet{{0, 5}, {10, 2}}},
-		{"drops-one", rangeSet{{0, 5}, {10, 5}}, 10, rangeSet{{0, 5}}},
-		{"in-gap", rangeSet{{0, 5}, {10, 5}}, 7, rangeSet{{0, 5}}},
-		{"to-zero", rangeSet{{0, 5}, {10, 5}}, 0, rangeSet{}},
+		{"nothing-past", rs(0, 5, 10, 5), 20, rs(0, 5, 10, 5)},
+		{"at-end", rs(0, 5, 10, 5), 15, rs(0, 5, 10, 5)},
+		{"cuts-one", rs(0, 5, 10, 5), 12, rs(0, 5, 10, 2)},
+		{"drops-one", rs(0, 5, 10, 5), 10, rs(0, 5)},
+		{"in-gap", rs(0, 5, 10, 5), 7, rs(0, 5)},
+		{"to-zero", rs(0, 5, 10, 5), 0, rs()},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			in := append(rangeSet(nil), tc.in...)

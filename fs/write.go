@@ -44,8 +44,8 @@ type writeState struct {
 	// patched is the last patch committed in phasePatched, until the
 	// state rebases on the version it made (rebaseLocked).
 	patched *objstore.Pending
-	size     int64
-	attrs    attrs
+	size    int64
+	attrs   attrs
 	// contentType and meta are carried over from the version written over.
 	contentType string
 	meta        map[string]string

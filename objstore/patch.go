@@ -251,9 +251,9 @@ func (r *ObjectReader) sliceSegments(from, to int64, fn func(meta.Segment)) {
 // multipart form, so that no client takes it for the MD5 of the whole.
 func patchETag(baseETag string, size int64, fills []Range, sum []byte) string {
 	h := md5.New()
-	fmt.Fprintf(h, "%s\x00%d", baseETag, size)
+	_, _ = fmt.Fprintf(h, "%s\x00%d", baseETag, size)
 	for _, r := range fills {
-		fmt.Fprintf(h, "\x00%d+%d", r.Offset, r.Length)
+		_, _ = fmt.Fprintf(h, "\x00%d+%d", r.Offset, r.Length)
 	}
 	h.Write(sum)
 	return hex.EncodeToString(h.Sum(nil)) + "-1"

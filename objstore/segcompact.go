@@ -266,7 +266,7 @@ func (s *Store) writeRanges(ctx context.Context, bucket, key string, v *meta.Ver
 	if err != nil {
 		return nil, err
 	}
-	defer r.Close()
+	defer func() { _ = r.Close() }()
 	if len(r.segs) != len(v.Segments) {
 		return nil, errSegmentsChanged
 	}

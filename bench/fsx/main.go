@@ -52,8 +52,6 @@ const (
 	opExtend
 )
 
-var opNames = [...]string{opWrite: "write", opRead: "read", opShrink: "truncate", opExtend: "extend"}
-
 // maxIO is the largest write or read.
 const maxIO = 64 << 10
 
@@ -341,7 +339,7 @@ func main() {
 	flag.IntVar(&cfg.fsyncEvery, "fsync-every", 0, "fsync every N operations (0: never)")
 	opTimeout := flag.Duration("op-timeout", 2*time.Minute, "fail if one operation (with its reopen and fsync) takes longer (0: no limit)")
 	flag.Usage = func() {
-		fmt.Fprintf(flag.CommandLine.Output(), "usage: fsx [flags] -file PATH\n")
+		_, _ = fmt.Fprintf(flag.CommandLine.Output(), "usage: fsx [flags] -file PATH\n")
 		flag.PrintDefaults()
 	}
 	flag.Parse()
