@@ -2,15 +2,18 @@ package integration
 
 import (
 	"bytes"
+	"context"
 	"crypto/sha256"
 	"encoding/binary"
 	"encoding/hex"
 	"fmt"
 	"io"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
@@ -331,5 +334,56 @@ func TestFSPatch(t *testing.T) {
 	defer out.Body.Close()
 	if got := sha256Of(t, out.Body); got != want {
 		t.Fatalf("the whole object over S3: sha256 %s, want the model's %s", got, want)
+	}
+}
+
+// TestFSExerciser runs bench/fsx on a real mount: random writes, reads
+// checked byte for byte against its model, truncations and extensions of
+// one file of up to 4 MiB, closed and reopened every few operations (each
+// close a patch of what changed), and with fsyncs between reopens (each
+// a patch, then a rebase of the open file on it); fsx checks the whole
+// file at the end, and the mount's copy is checked over S3 too.
+func TestFSExerciser(t *testing.T) {
+	bin := filepath.Join(t.TempDir(), "fsx")
+	if err := goBuild(context.Background(), bin, "./bench/fsx"); err != nil {
+		t.Fatalf("build fsx: %v", err)
+	}
+	srv, mnt := startMount(t)
+	c := fsClient(srv)
+	const bucket = "exercised"
+	if _, err := c.CreateBucket(callCtx(t), &s3.CreateBucketInput{Bucket: aws.String(bucket)}); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name string
+		args []string
+	}{
+		{"reopen-every-8", []string{"-ops", "3000", "-reopen", "8", "-seed", "3"}},
+		{"fsync-every-5-reopen-every-60", []string{"-ops", "3000", "-reopen", "60", "-fsync-every", "5", "-seed", "4"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			p := filepath.Join(mnt, bucket, tc.name)
+			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+			defer cancel()
+			args := append([]string{"-file", p, "-maxlen", "4194304", "-op-timeout", "60s"}, tc.args...)
+			out, err := exec.CommandContext(ctx, bin, args...).CombinedOutput()
+			if err != nil {
+				t.Fatalf("fsx %v: %v\n%s", args, err, out)
+			}
+			t.Logf("%s", bytes.TrimSpace(out))
+			local, err := os.ReadFile(p)
+			if err != nil {
+				t.Fatal(err)
+			}
+			obj, err := c.GetObject(callCtx(t), &s3.GetObjectInput{Bucket: aws.String(bucket), Key: aws.String(tc.name)})
+			if err != nil {
+				t.Fatal(err)
+			}
+			remote, err := io.ReadAll(obj.Body)
+			_ = obj.Body.Close()
+			if err != nil || !bytes.Equal(remote, local) {
+				t.Fatalf("over S3 the file has %d bytes (%v), equal to the mount's %d: %v", len(remote), err, len(local), bytes.Equal(remote, local))
+			}
+		})
 	}
 }
