@@ -123,77 +123,12 @@ if [ "$avail_mib" -lt "$need_mib" ]; then
   echo "fscompare: $work has $avail_mib MiB free, needs about $need_mib MiB (lower SIZE_MIB)" >&2; exit 2
 fi
 
-# --- binaries ---------------------------------------------------------------
-fuseloop=${FUSELOOP_BIN:-}
-if [ -z "$fuseloop" ]; then
-  fuseloop=$work/fuseloop
-  (cd "$shared" && go build -o "$fuseloop" ./fuseloop)
-fi
-cairn=${CAIRN_BIN:-}
-if [ -z "$cairn" ]; then
-  cairn=$work/cairn
-  (cd "$top" && go build -o "$cairn" ./cmd/cairn)
-fi
-cairn_desc=$(git -C "$top" describe --always --dirty 2>/dev/null || echo "$top")
-[ -z "${CAIRN_BIN:-}" ] || cairn_desc=$CAIRN_BIN
-# The baseline: a binary given, or a revision exported and built here.
-sides="fuseloop cairn" base_bin= base_desc=
-if [ -n "${BASELINE:-}" ]; then
-  base_bin=$(cd "$(dirname "$BASELINE")" && pwd)/$(basename "$BASELINE"); base_desc=$base_bin
-elif [ -n "${BASELINE_REV:-}" ]; then
-  mkdir "$work/baseline-src"
-  git -C "$top" archive "$rev" | tar -x -C "$work/baseline-src"
-  (cd "$work/baseline-src" && go build -o "$work/cairn-baseline" ./cmd/cairn)
-  base_bin=$work/cairn-baseline; base_desc=$(git -C "$top" rev-parse --short "$rev")
-fi
-if [ -n "$base_bin" ]; then sides="fuseloop cairn baseline"; mkdir -p "$mnt_bl"; fi
+# --- binaries and mounting (bench/mountlib.sh) -------------------------------
+prog=fscompare
+# shellcheck source=bench/mountlib.sh
+. "$top/bench/mountlib.sh"
+build_sides
 
-# --- mounting ---------------------------------------------------------------
-wait_mounted() { # dir pid what
-  for _ in $(seq 300); do
-    mountpoint -q "$1" && return 0
-    kill -0 "$2" 2>/dev/null || { echo "fscompare: $3 exited before mounting" >&2; return 1; }
-    sleep 0.05
-  done
-  echo "fscompare: $3 did not mount $1" >&2; return 1
-}
-mount_fuseloop() { # ttl
-  # shellcheck disable=SC2086
-  "$fuseloop" $fl_flags -ttl "$1" "$mnt_fl" "$orig" >>"$work/fuseloop.log" 2>&1 &
-  fl_pid=$!
-  wait_mounted "$mnt_fl" "$fl_pid" fuseloop
-}
-umount_fuseloop() {
-  umount "$mnt_fl" 2>/dev/null || umount -l "$mnt_fl"
-  wait "$fl_pid" 2>/dev/null || true; fl_pid=
-}
-mount_cairn() { # side (cairn or baseline) attr-timeout
-  local bin=$cairn dir=$data mnt=$mnt_ca p=$port flags=${CAIRN_FLAGS:-} pid
-  if [ "$1" = baseline ]; then
-    bin=$base_bin dir=$bl_data mnt=$mnt_bl p=$((port + 1)) flags=${BASELINE_FLAGS-${CAIRN_FLAGS:-}}
-  fi
-  # shellcheck disable=SC2086
-  CAIRN_ROOT_USER=bench CAIRN_ROOT_PASSWORD=benchsecret \
-    "$bin" serve --data "$dir" --drives "$drives" --parity "$parity" \
-    --address "127.0.0.1:$p" --mount "$mnt" --attr-timeout "$2" \
-    $flags --log-level warn >>"$work/$1.log" 2>&1 &
-  pid=$!
-  if [ "$1" = baseline ]; then bl_pid=$pid; else ca_pid=$pid; fi
-  wait_mounted "$mnt" "$pid" "$1"
-  for _ in $(seq 200); do
-    curl -fs "http://127.0.0.1:$p/health/ready" >/dev/null 2>&1 && return 0; sleep 0.05
-  done
-  echo "fscompare: $1 not ready" >&2; return 1
-}
-umount_cairn() { # side (cairn or baseline)
-  local pid=$ca_pid mnt=$mnt_ca rc=0
-  [ "$1" = baseline ] && pid=$bl_pid mnt=$mnt_bl
-  kill -TERM "$pid"
-  wait "$pid" || rc=$?
-  if [ "$1" = baseline ]; then bl_pid=; else ca_pid=; fi
-  [ "$rc" = 0 ] || echo "fscompare: $1 serve exited $rc (see $work/$1.log)" >&2
-  if mountpoint -q "$mnt"; then echo "fscompare: $1 left its mount behind" >&2; umount -l "$mnt"; fi
-}
 mount_sys() { # sys ttl
   if [ "$1" = fuseloop ]; then mount_fuseloop "$2"; else mount_cairn "$1" "$2"; fi
 }
