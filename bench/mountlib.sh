@@ -2,7 +2,32 @@
 # the sides' binaries and mounting and unmounting them. The sourcing
 # script sets prog (its name, for messages), top, shared, work, rev
 # (BASELINE_REV resolved), port, drives, parity, fl_flags, data, bl_data,
-# orig and the mount points mnt_fl, mnt_ca, mnt_bl before calling these.
+# orig, keep and the mount points mnt_fl, mnt_ca, mnt_bl, and the pids
+# fl_pid, ca_pid, bl_pid (empty), before calling these.
+
+# unmount_all stops and unmounts whatever is still mounted (cleanup's
+# first step, and after a failed round).
+unmount_all() {
+  if [ -n "$fl_pid" ]; then
+    umount "$mnt_fl" 2>/dev/null || umount -l "$mnt_fl" 2>/dev/null || true
+    kill -TERM "$fl_pid" 2>/dev/null || true; wait "$fl_pid" 2>/dev/null || true; fl_pid=
+  fi
+  if [ -n "$ca_pid" ]; then
+    kill -TERM "$ca_pid" 2>/dev/null || true; wait "$ca_pid" 2>/dev/null || true; ca_pid=
+  fi
+  if [ -n "$bl_pid" ]; then
+    kill -TERM "$bl_pid" 2>/dev/null || true; wait "$bl_pid" 2>/dev/null || true; bl_pid=
+  fi
+  for m in "$mnt_fl" "$mnt_ca" "$mnt_bl"; do mountpoint -q "$m" 2>/dev/null && umount -l "$m" 2>/dev/null; done
+  return 0
+}
+
+# cleanup is the EXIT trap: everything unmounted, the work dir removed
+# unless kept.
+cleanup() {
+  unmount_all
+  if [ "$keep" = 1 ]; then echo "$prog: kept $work" >&2; else rm -rf "$work"; fi
+}
 
 # build_sides sets fuseloop, cairn and base_bin (the binaries, built
 # unless given), cairn_desc and base_desc (what they are) and sides.

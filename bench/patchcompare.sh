@@ -127,24 +127,9 @@ results=$work/results.tsv
 fl_pid= ca_pid= bl_pid=
 failures=0
 
-unmount_all() {
-  if [ -n "$fl_pid" ]; then
-    umount "$mnt_fl" 2>/dev/null || umount -l "$mnt_fl" 2>/dev/null || true
-    kill -TERM "$fl_pid" 2>/dev/null || true; wait "$fl_pid" 2>/dev/null || true; fl_pid=
-  fi
-  if [ -n "$ca_pid" ]; then
-    kill -TERM "$ca_pid" 2>/dev/null || true; wait "$ca_pid" 2>/dev/null || true; ca_pid=
-  fi
-  if [ -n "$bl_pid" ]; then
-    kill -TERM "$bl_pid" 2>/dev/null || true; wait "$bl_pid" 2>/dev/null || true; bl_pid=
-  fi
-  for m in "$mnt_fl" "$mnt_ca" "$mnt_bl"; do mountpoint -q "$m" 2>/dev/null && umount -l "$m" 2>/dev/null; done
-  return 0
-}
-cleanup() {
-  unmount_all
-  if [ "$keep" = 1 ]; then echo "patchcompare: kept $work" >&2; else rm -rf "$work"; fi
-}
+prog=patchcompare
+# shellcheck source=bench/mountlib.sh
+. "$top/bench/mountlib.sh"
 trap cleanup EXIT
 trap 'exit 130' INT TERM
 
@@ -159,9 +144,6 @@ if [ "$avail_mib" -lt "$need_mib" ]; then
 fi
 
 # --- binaries and mounting (bench/mountlib.sh) -------------------------------
-prog=patchcompare
-# shellcheck source=bench/mountlib.sh
-. "$top/bench/mountlib.sh"
 build_sides
 fsx=${FSX_BIN:-}
 if [ -z "$fsx" ]; then
