@@ -273,7 +273,7 @@ func (tr *trinoServer) waitStarted(timeout time.Duration) error {
 func (tr *trinoServer) waitNode(timeout time.Duration) error {
 	deadline := time.Now().Add(timeout)
 	for {
-		_, err := tr.exec("SELECT 1")
+		_, err := tr.execOnce("SELECT 1")
 		if err == nil {
 			return nil
 		}
@@ -314,10 +314,29 @@ type trinoPage struct {
 	} `json:"error"`
 }
 
-// exec runs one SQL statement through Trino's client protocol (POST
+// trinoNodeWait bounds how long a statement is tried again while Trino
+// answers NO_NODES_AVAILABLE: its own worker can drop out of the active
+// nodes for a moment after the start (a missed announcement on a busy
+// machine) even once a first query ran, and such a statement ran nothing.
+const trinoNodeWait = 60 * time.Second
+
+// exec runs one SQL statement (execOnce), again while Trino has no node
+// to run it on, up to trinoNodeWait.
+func (tr *trinoServer) exec(sql string) (trinoResult, error) {
+	deadline := time.Now().Add(trinoNodeWait)
+	for {
+		res, err := tr.execOnce(sql)
+		if err == nil || !strings.Contains(err.Error(), "NO_NODES_AVAILABLE") || time.Now().After(deadline) {
+			return res, err
+		}
+		time.Sleep(500 * time.Millisecond)
+	}
+}
+
+// execOnce runs one SQL statement through Trino's client protocol (POST
 // /v1/statement, then GET each nextUri until there is none) and returns
 // its result, or the error Trino reported.
-func (tr *trinoServer) exec(sql string) (trinoResult, error) {
+func (tr *trinoServer) execOnce(sql string) (trinoResult, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), trinoQueryTimeout)
 	defer cancel()
 	client := &http.Client{}
@@ -411,12 +430,22 @@ func (tr *trinoServer) cli(t *testing.T, sql string) []string {
 	ctx, cancel := context.WithTimeout(context.Background(), trinoQueryTimeout)
 	defer cancel()
 	var stdout, stderr bytes.Buffer
-	cmd := exec.CommandContext(ctx, tr.in.java(), "--enable-native-access=ALL-UNNAMED", "-jar", tr.in.cliJar(),
-		"--server", tr.url, "--user", trinoUser, "--output-format", "CSV_UNQUOTED", "--execute", sql)
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	cmd.WaitDelay = 10 * time.Second
-	if err := cmd.Run(); err != nil {
-		t.Fatalf("trino cli %q: %v\nstdout:\n%s\nstderr:\n%s", sql, err, stdout.String(), stderr.String())
+	for deadline := time.Now().Add(trinoNodeWait); ; {
+		stdout.Reset()
+		stderr.Reset()
+		cmd := exec.CommandContext(ctx, tr.in.java(), "--enable-native-access=ALL-UNNAMED", "-jar", tr.in.cliJar(),
+			"--server", tr.url, "--user", trinoUser, "--output-format", "CSV_UNQUOTED", "--execute", sql)
+		cmd.Stdout, cmd.Stderr = &stdout, &stderr
+		cmd.WaitDelay = 10 * time.Second
+		err := cmd.Run()
+		if err == nil {
+			break
+		}
+		// As exec: a statement Trino had no node for ran nothing.
+		if !strings.Contains(stderr.String(), "NO_NODES_AVAILABLE") || time.Now().After(deadline) {
+			t.Fatalf("trino cli %q: %v\nstdout:\n%s\nstderr:\n%s", sql, err, stdout.String(), stderr.String())
+		}
+		time.Sleep(500 * time.Millisecond)
 	}
 	var lines []string
 	sc := bufio.NewScanner(&stdout)
