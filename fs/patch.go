@@ -8,7 +8,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"sort"
 
 	"github.com/cairnstore/cairn/objstore"
@@ -127,46 +126,10 @@ func (n *fileNode) truncatePatchedLocked(size int64) error {
 	return nil
 }
 
-// readPatched reads p at off from a patched file: the changed ranges
-// from the staging file, the base's bytes elsewhere below its size,
-// zeros past it.
-func (ws *writeState) readPatched(p []byte, off int64) (int, error) {
-	if off >= ws.size {
-		return 0, nil
-	}
-	p = p[:min(int64(len(p)), ws.size-off)]
-	n := 0
-	for len(p) > 0 {
-		i := sort.Search(len(ws.ranges), func(i int) bool { return ws.ranges[i].End() > off })
-		var m int
-		var err error
-		switch {
-		case i < len(ws.ranges) && ws.ranges[i].Offset <= off:
-			m, err = readFull(ws.stage, ws.ranges[i].End(), p[:min(int64(len(p)), ws.ranges[i].End()-off)], off)
-		default:
-			stop := off + int64(len(p))
-			if i < len(ws.ranges) {
-				stop = min(stop, ws.ranges[i].Offset)
-			}
-			chunk := p[:stop-off]
-			if base := ws.base.Size(); off < base {
-				m, err = readFull(ws.base, base, chunk[:min(int64(len(chunk)), base-off)], off)
-			} else {
-				clear(chunk)
-				m = len(chunk)
-			}
-		}
-		n += m
-		off += int64(m)
-		p = p[m:]
-		if err != nil {
-			return n, err
-		}
-		if m == 0 {
-			return n, fmt.Errorf("read at %d: %w", off, io.ErrUnexpectedEOF)
-		}
-	}
-	return n, nil
+// content is what a patched file holds: the changed ranges from the
+// staging file over the base (zeros past its size).
+func (ws *writeState) content() objstore.Patch {
+	return objstore.Patch{Base: ws.base, Size: ws.size, Dirty: ws.ranges, Src: ws.stage}
 }
 
 // commitPatchedLocked starts the background patch of what changed since
@@ -174,8 +137,7 @@ func (ws *writeState) readPatched(p []byte, off int64) (int, error) {
 // (ws.inflight); rebaseLocked then makes the committed version the base.
 func (n *fileNode) commitPatchedLocked(ctx context.Context, bucket, key string, opt objstore.PutOptions) (*objstore.Pending, error) {
 	ws := n.ws
-	p := objstore.Patch{Base: ws.base, Size: ws.size, Dirty: append([]objstore.Range(nil), ws.ranges...), Src: ws.stage}
-	pend, err := n.fsys.store.PatchAsync(ctx, bucket, key, p, opt)
+	pend, err := n.fsys.store.PatchAsync(ctx, bucket, key, ws.content(), opt)
 	if err != nil {
 		return nil, err
 	}

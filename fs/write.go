@@ -457,7 +457,7 @@ func (n *fileNode) readAt(ctx context.Context, h *handle, p []byte, off int64) (
 	case ws.onStage():
 		return readFull(ws.stage, ws.size, p, off)
 	case ws.phase == phasePatched:
-		return ws.readPatched(p, off)
+		return readFull(ws.content(), ws.size, p, off)
 	case ws.phase == phaseBase && ws.sealed:
 		return 0, fmt.Errorf("%s: %w", n.Path(nil), errEncrypted)
 	case ws.phase == phaseBase:

@@ -85,7 +85,7 @@ func (s *Store) PatchAsync(ctx context.Context, bucket, key string, p Patch, opt
 	if p.Base == nil || p.Base.Size() == 0 {
 		// Nothing to share: the whole content is new.
 		return s.PutAsync(ctx, bucket, key, FromFunc(func(context.Context) (io.Reader, int64, error) {
-			return io.NewSectionReader(patchReader{p}, 0, p.Size), p.Size, nil
+			return io.NewSectionReader(p, 0, p.Size), p.Size, nil
 		}), opt)
 	}
 	if err := s.checkBackgroundPut(ctx, key, opt); err != nil {
@@ -99,16 +99,16 @@ func (s *Store) PatchAsync(ctx context.Context, bucket, key string, p Patch, opt
 // patch writes a patch's new bytes and commits its version.
 func (s *Store) patch(ctx context.Context, bucket, key string, p Patch, opt PutOptions) (ObjectInfo, error) {
 	fills := p.fills()
-	if n := len(p.segments("", fills)); n > s.opt.MaxSegments {
+	if segs := p.segments("", fills); len(segs) > s.opt.MaxSegments {
 		// The hard bound: the crowded windows are rewritten with the
 		// changes (read from the base), down to half the bound.
-		fills = unionRanges(fills, planSegmentCompaction(p.segments("", fills), p.Size, segWindow, s.opt.MaxSegments/2, 0))
+		fills = unionRanges(fills, planSegmentCompaction(segs, p.Size, segWindow, s.opt.MaxSegments/2, 0))
 	}
 	var total int64
 	for _, r := range fills {
 		total += r.Length
 	}
-	d, sum, err := s.writeData(ctx, bucket, key, &fillReader{pr: patchReader{p}, fills: fills}, total, nil, false)
+	d, sum, err := s.writeData(ctx, bucket, key, &fillReader{p: p, fills: fills}, total, nil, false)
 	if err != nil {
 		return ObjectInfo{}, err
 	}
@@ -200,50 +200,12 @@ func unionRanges(a, b []Range) []Range {
 	return out
 }
 
-// segments is the new version's segment list: the base's segments,
-// sliced, where no fill is, and the slices of data id (which holds the
-// fills one after another) where they are; neighbours that continue one
-// another in one data object are merged.
+// segments is the new version's segment list: the base's segments
+// below the new size, with the fills rewritten into data id (which holds
+// them one after another), as a segment compaction would
+// (compactedSegments).
 func (p Patch) segments(id string, fills []Range) []meta.Segment {
-	var out []meta.Segment
-	add := func(sg meta.Segment) {
-		if sg.Length <= 0 {
-			return
-		}
-		if n := len(out); n > 0 && out[n-1].Data == sg.Data && out[n-1].Offset+out[n-1].Length == sg.Offset {
-			out[n-1].Length += sg.Length
-			return
-		}
-		out = append(out, sg)
-	}
-	baseSize := min(p.Base.Size(), p.Size)
-	var pos, dataOff int64
-	for _, f := range fills {
-		if f.Offset > pos {
-			p.Base.sliceSegments(pos, min(f.Offset, baseSize), add)
-		}
-		add(meta.Segment{Data: id, Offset: dataOff, Length: f.Length})
-		dataOff += f.Length
-		pos = f.End()
-	}
-	if pos < baseSize {
-		p.Base.sliceSegments(pos, baseSize, add)
-	}
-	return out
-}
-
-// sliceSegments calls fn with the segments that hold the version's bytes
-// [from, to), the first and last cut to fit.
-func (r *ObjectReader) sliceSegments(from, to int64, fn func(meta.Segment)) {
-	i := sort.Search(len(r.ends), func(i int) bool { return r.ends[i] > from })
-	for ; i < len(r.segs) && from < to; i++ {
-		sg := r.segs[i].seg
-		start := r.ends[i] - sg.Length
-		cut := from - start
-		n := min(sg.Length-cut, to-from)
-		fn(meta.Segment{Data: sg.Data, Offset: sg.Offset + cut, Length: n})
-		from += n
-	}
+	return compactedSegments(sliceSegments(p.Base.segments(), 0, min(p.Base.Size(), p.Size)), fills, id)
 }
 
 // patchETag is a patched version's ETag: the MD5 of the base's ETag, the
@@ -262,7 +224,7 @@ func patchETag(baseETag string, size int64, fills []Range, sum []byte) string {
 // fillReader reads a patch's fills one after another: the bytes of its
 // new data object.
 type fillReader struct {
-	pr    patchReader
+	p     Patch
 	fills []Range
 	off   int64 // within fills[0]
 }
@@ -277,7 +239,7 @@ func (f *fillReader) Read(b []byte) (int, error) {
 	}
 	r := f.fills[0]
 	b = b[:min(int64(len(b)), r.Length-f.off)]
-	n, err := f.pr.ReadAt(b, r.Offset+f.off)
+	n, err := f.p.ReadAt(b, r.Offset+f.off)
 	f.off += int64(n)
 	if err == io.EOF && n == len(b) {
 		err = nil
@@ -285,12 +247,10 @@ func (f *fillReader) Read(b []byte) (int, error) {
 	return n, err
 }
 
-// patchReader reads the content a patch describes.
-type patchReader struct{ p Patch }
-
-// ReadAt implements io.ReaderAt.
-func (pr patchReader) ReadAt(b []byte, off int64) (int, error) {
-	p := pr.p
+// ReadAt reads the content p describes (io.ReaderAt): the bytes of
+// p.Dirty from p.Src, the base's elsewhere below its size, zeros past it.
+// The mount reads a file being patched through it.
+func (p Patch) ReadAt(b []byte, off int64) (int, error) {
 	if off >= p.Size {
 		return 0, io.EOF
 	}

@@ -274,6 +274,15 @@ func (r *ObjectReader) Seek(offset int64, whence int) (int64, error) {
 	return offset, nil
 }
 
+// segments is the version's segment list.
+func (r *ObjectReader) segments() []meta.Segment {
+	segs := make([]meta.Segment, len(r.segs))
+	for i, sg := range r.segs {
+		segs[i] = sg.seg
+	}
+	return segs
+}
+
 // Close releases the pinned version and the open shard files.
 func (r *ObjectReader) Close() error {
 	r.closeOnce.Do(func() {
@@ -284,11 +293,7 @@ func (r *ObjectReader) Close() error {
 				sg.data.close()
 			}
 		}
-		var segs []meta.Segment
-		for _, sg := range r.segs {
-			segs = append(segs, sg.seg)
-		}
-		r.s.unpin(segs, r.packSegs)
+		r.s.unpin(r.segments(), r.packSegs)
 		for _, f := range r.cacheF {
 			if f != nil {
 				_ = f.Close()
