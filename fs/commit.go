@@ -85,6 +85,9 @@ func (n *fileNode) commitLocked(ctx context.Context, final bool) error {
 		}
 		return ws.failed
 	}
+	if ws.held != nil && final {
+		n.letGoLocked(ws)
+	}
 	if !ws.dirty && !ws.metaDirty {
 		return nil
 	}
@@ -96,9 +99,21 @@ func (n *fileNode) commitLocked(ctx context.Context, final bool) error {
 	bucket, key := n.key()
 	m := withAttrs(ws.meta, ws.attrs)
 	opt := objstore.PutOptions{ContentType: ws.contentType, Meta: m}
+	if ws.phase == phasePatched && (ws.dirty || ws.held != nil) {
+		// Held for more changes, which a held patch takes in (its
+		// metadata too) until it is let go.
+		p, err := n.commitPatchedLocked(ctx, bucket, key, opt, final)
+		if err != nil {
+			return err
+		}
+		n.pending = p
+		n.pendingAttrs = ws.attrs
+		n.pendingAttrs.size = ws.size
+		ws.dirty, ws.metaDirty = false, false
+		return nil
+	}
 	var body io.Reader
 	var data []byte // a small content, in memory
-	patch := false  // only what changed since the base
 	switch {
 	case !ws.dirty:
 		if err := n.fsys.setMeta(ctx, bucket, key, ws.contentType, m); err != nil {
@@ -125,8 +140,6 @@ func (n *fileNode) commitLocked(ctx context.Context, final bool) error {
 		data = append(make([]byte, 0, len(ws.buf)), ws.buf...) // never nil, even when empty
 	case ws.onStage():
 		body = io.NewSectionReader(ws.stage, 0, ws.size)
-	case ws.phase == phasePatched:
-		patch = true
 	default: // phaseBase, dirty: a truncation that could not stage the base
 		if err := n.stageLocked(ws.size, phaseStaged); err != nil {
 			return err
@@ -137,8 +150,6 @@ func (n *fileNode) commitLocked(ctx context.Context, final bool) error {
 	var p *objstore.Pending
 	var err error
 	switch {
-	case patch:
-		p, err = n.commitPatchedLocked(ctx, bucket, key, opt)
 	case data != nil:
 		p, err = n.fsys.store.PutAsync(ctx, bucket, key, objstore.FromBytes(data), opt)
 	default:

@@ -78,12 +78,20 @@
 //     their own offsets and are recorded as changed ranges over the
 //     pinned base; reads merge the two; a truncation clips the ranges
 //     and a later extension makes the cut bytes a zero range. A commit
-//     is an objstore patch (Store.PatchAsync) that writes the changed
-//     ranges only and shares the rest of the base's data; once it is
-//     done, the next change first rebases the state on the version it
-//     made (rebaseLocked), so each commit costs what changed since the
-//     last. Such a file never takes the passthrough path, which would
-//     copy the whole base into a staging file.
+//     is an objstore patch (Store.PatchFuncAsync) that writes the
+//     changed ranges only and shares the rest of the base's data. A
+//     flush registers it held (heldPatch): pending in the store, so that
+//     every reader of the key waits for it, but its content is taken
+//     (the changed bytes copied to memory, letGoLocked) only at fsync,
+//     after heldDelay, or when something waits for it (the store calls
+//     PutOptions.OnWait), and closes meanwhile add to it. Once a patch is
+//     done, the state rebases on the version it made (rebaseLocked,
+//     never waiting), so each commit costs what changed since the last.
+//     The last release keeps the state for parkFor (park.go): a writer
+//     opening the file again goes on with it, without waiting for the
+//     commit, when the key still holds what the state describes. Such a
+//     file never takes the passthrough path, which would copy the whole
+//     base into a staging file.
 //
 // The moves are base to patched (the first change of a large base), base
 // or buffered to staged (the content outgrows the
@@ -144,7 +152,14 @@
 // settleLocked does not wait, and no writer begins (ws is set, so
 // beginWrite calls no Head or Open); a state's close, which waits for its
 // last put, runs after the lock is released (endWrite, in a goroutine
-// when a put still reads the file).
+// when a put still reads the file). A held patch is let go under
+// fileNode.mu too (its timer and the store's OnWait take the lock on
+// goroutines of their own), so the same holds of it: while one is held,
+// commitLocked adds to it without a store call, rebaseLocked opens the
+// version it rebases on with GetOptions.Committed (no wait), and a
+// writer reviving an idle state (reviveLocked) calls Head only when no
+// patch of the state's is pending; an idle state that ends lets its held
+// patch go before anything waits for it.
 //
 // No fs mutex is held across a kernel notify (go-fuse's NotifyContent,
 // NotifyEntry; go-fuse warns that holding filesystem locks there can

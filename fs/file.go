@@ -36,6 +36,9 @@ type fileNode struct {
 	// until it is done, fsync reports its error.
 	pending      *objstore.Pending
 	pendingAttrs attrs
+	// idle is a patched file's write state kept after its last release
+	// (park.go), for a writer opening the file again.
+	idle *writeState
 }
 
 var (

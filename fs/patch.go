@@ -8,7 +8,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
+	"maps"
+	"slices"
 	"sort"
+	"time"
 
 	"github.com/cairnstore/cairn/objstore"
 )
@@ -68,7 +72,7 @@ func (n *fileNode) patchLocked() error {
 		return err
 	}
 	ws.stage, ws.stageRef = ref.f, ref
-	ws.ranges = nil
+	ws.ranges, ws.since = nil, nil
 	return ws.moveTo(phasePatched)
 }
 
@@ -76,17 +80,21 @@ func (n *fileNode) patchLocked() error {
 // the current size (cut by an earlier truncation) must read as zeros
 // now, so that range becomes a changed one, a hole of the staging file.
 // The staging file never holds bytes at or past the size (truncations
-// cut it too), so the hole is zeros.
+// cut it too), so the hole is zeros. Since the last snapshot the whole
+// growth is a changed range: the version that snapshot makes, the next
+// base, may hold bytes there.
 func (n *fileNode) growPatchedLocked(size int64) error {
 	ws := n.ws
-	top := min(size, ws.base.Size())
-	if top <= ws.size {
+	if size <= ws.size {
 		return nil
 	}
-	if err := ws.stage.Truncate(top); err != nil {
+	if err := ws.stage.Truncate(size); err != nil {
 		return fmt.Errorf("zero %s past its old end: %w", n.Path(nil), err)
 	}
-	ws.ranges = ws.ranges.add(ws.size, top-ws.size)
+	if top := min(size, ws.base.Size()); top > ws.size {
+		ws.ranges = ws.ranges.add(ws.size, top-ws.size)
+	}
+	ws.since = ws.since.add(ws.size, size-ws.size)
 	return nil
 }
 
@@ -102,6 +110,7 @@ func (n *fileNode) writePatchedLocked(p []byte, off int64) (int, error) {
 	}
 	w, err := ws.stage.WriteAt(p, off)
 	ws.ranges = ws.ranges.add(off, int64(w))
+	ws.since = ws.since.add(off, int64(w))
 	if e := off + int64(w); e > ws.size {
 		ws.size = e
 	}
@@ -122,6 +131,7 @@ func (n *fileNode) truncatePatchedLocked(size int64) error {
 		return fmt.Errorf("truncate %s: %w", n.Path(nil), err)
 	}
 	ws.ranges = ws.ranges.clip(size)
+	ws.since = ws.since.clip(size)
 	ws.size = size
 	return nil
 }
@@ -132,53 +142,201 @@ func (ws *writeState) content() objstore.Patch {
 	return objstore.Patch{Base: ws.base, Size: ws.size, Dirty: ws.ranges, Src: ws.stage}
 }
 
-// commitPatchedLocked starts the background patch of what changed since
-// the base. Its staging file and base stay as they are until it is done
-// (ws.inflight); rebaseLocked then makes the committed version the base.
-func (n *fileNode) commitPatchedLocked(ctx context.Context, bucket, key string, opt objstore.PutOptions) (*objstore.Pending, error) {
+// heldDelay bounds how long a patched file's commit is held back for
+// more changes (a file closed and opened again, as an editor, a log
+// writer or a test harness do, makes one version of many closes).
+const heldDelay = time.Second
+
+// snapMax is how many changed bytes a patch's snapshot copies to memory,
+// so that the file may change on while the patch is written; a larger
+// patch reads the staging file, and the next change waits for it.
+const snapMax = 16 << 20
+
+// heldPatch is a patched file's commit, pending in the store (its key's
+// readers wait for it) from a flush on, whose content is taken only when
+// it is let go (letGoLocked): at fsync, at the last release when the
+// file is not kept (parkLocked), after heldDelay, or when something
+// waits for it (objstore.PutOptions.OnWait). Closes meanwhile add to it.
+type heldPatch struct {
+	ready chan struct{} // closed when p (or err) is set
+	p     objstore.Patch
+	meta  map[string]string
+	err   error
+	pend  *objstore.Pending
+	timer *time.Timer
+}
+
+// commitPatchedLocked commits a patched file: it registers a held patch
+// unless one is held already, and lets it go at once when final. It
+// returns the pending put that will hold the content.
+func (n *fileNode) commitPatchedLocked(ctx context.Context, bucket, key string, opt objstore.PutOptions, final bool) (*objstore.Pending, error) {
 	ws := n.ws
-	pend, err := n.fsys.store.PatchAsync(ctx, bucket, key, ws.content(), opt)
-	if err != nil {
-		return nil, err
+	if ws.held == nil {
+		h := &heldPatch{ready: make(chan struct{})}
+		src := func(ctx context.Context) (objstore.Patch, error) {
+			select {
+			case <-h.ready:
+			case <-ctx.Done():
+				return objstore.Patch{}, ctx.Err()
+			}
+			return h.p, h.err
+		}
+		opt.Meta = nil
+		opt.FinalMeta = func(m map[string]string) { maps.Copy(m, h.meta) }
+		opt.OnWait = func() { n.letGo(ws, h) }
+		n.fsys.self.expect(bucket, key)
+		pend, err := n.fsys.store.PatchFuncAsync(ctx, bucket, key, src, opt)
+		if err != nil {
+			n.fsys.self.cancel(bucket, key)
+			return nil, err
+		}
+		h.pend = pend
+		h.timer = time.AfterFunc(heldDelay, func() { n.letGo(ws, h) })
+		ws.held = h
 	}
-	ws.patched = pend
+	pend := ws.held.pend
+	if final {
+		n.letGoLocked(ws)
+	}
 	return pend, nil
 }
 
-// rebaseLocked, once the last patch is committed and nothing reads the
-// staging file, makes the committed version the base and forgets the
-// changed ranges, so that the next commit writes only what changes from
-// here (a file fsynced every few writes does not rewrite all it wrote
-// since its open at each fsync). When the version cannot be opened as
-// committed (replaced or removed since), the state keeps its base and
-// ranges: they still describe the content.
-func (n *fileNode) rebaseLocked(ctx context.Context) {
-	ws := n.ws
+// letGo lets ws's held patch h go, unless it went already.
+func (n *fileNode) letGo(ws *writeState, h *heldPatch) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if ws.held == h {
+		n.letGoLocked(ws)
+	}
+}
+
+// letGoLocked gives ws's held patch the content as it is now (or fails
+// it: the file was removed, or a write failed). The changed bytes are
+// copied (snapshot), so that writes go on while the patch is written.
+func (n *fileNode) letGoLocked(ws *writeState) {
+	h := ws.held
+	ws.held = nil
+	h.timer.Stop()
+	defer close(h.ready)
+	switch {
+	case ws.failed != nil:
+		h.err = ws.failed
+		return
+	case n.unlinked || !n.attached():
+		h.err = fmt.Errorf("%w: %s was removed while written", objstore.ErrIncompleteBody, n.Path(nil))
+		return
+	}
+	n.rebaseLocked(ws)
+	p, copied, err := ws.snapshot()
+	if err != nil {
+		h.err = fmt.Errorf("commit %s: %w", n.Path(nil), err)
+		return
+	}
+	h.p = p
+	h.meta = withAttrs(ws.meta, ws.attrs)
+	ws.meta = h.meta
+	ws.since = nil
+	ws.patched = h.pend
+	if !copied {
+		ws.inflight = h.pend // the patch reads the staging file
+	}
+	ws.dirty, ws.metaDirty = false, false
+	n.pendingAttrs = ws.attrs
+	n.pendingAttrs.size = ws.size
+}
+
+// snapshot is the content as a patch over the base, its changed bytes
+// copied to memory when they are at most snapMax (copied); else the
+// patch reads them from the staging file.
+func (ws *writeState) snapshot() (objstore.Patch, bool, error) {
+	p := ws.content()
+	p.Dirty = slices.Clone(ws.ranges)
+	var total int64
+	for _, r := range p.Dirty {
+		total += r.Length
+	}
+	if total > snapMax {
+		return p, false, nil
+	}
+	buf := make([]byte, total)
+	off := int64(0)
+	for _, r := range p.Dirty {
+		if _, err := ws.stage.ReadAt(buf[off:off+r.Length], r.Offset); err != nil && !errors.Is(err, io.EOF) {
+			return objstore.Patch{}, false, err
+		}
+		off += r.Length
+	}
+	p.Src = &rangeBytes{ranges: p.Dirty, buf: buf}
+	return p, true, nil
+}
+
+// rangeBytes holds the bytes of ranges one after another in buf: an
+// io.ReaderAt of those ranges at their own offsets.
+type rangeBytes struct {
+	ranges []objstore.Range
+	buf    []byte
+}
+
+// ReadAt reads within one of the ranges.
+func (rb *rangeBytes) ReadAt(p []byte, off int64) (int, error) {
+	i := sort.Search(len(rb.ranges), func(i int) bool { return rb.ranges[i].End() > off })
+	if i == len(rb.ranges) || rb.ranges[i].Offset > off {
+		return 0, fmt.Errorf("read at %d: %w", off, io.ErrUnexpectedEOF)
+	}
+	pos := off - rb.ranges[i].Offset
+	for _, r := range rb.ranges[:i] {
+		pos += r.Length
+	}
+	n := copy(p, rb.buf[pos:pos+rb.ranges[i].End()-off])
+	if n < len(p) {
+		return n, io.EOF
+	}
+	return n, nil
+}
+
+// rebaseLocked, once the last patch let go is committed and nothing
+// reads the staging file, makes the version it made the base and the
+// ranges changed since its snapshot the changed ranges, so that the next
+// commit writes only what changed from there (a file fsynced every few
+// writes does not rewrite all it wrote since its open at each fsync).
+// It never waits: with the patch still on its way, the state keeps its
+// base and ranges, which still describe the content. So it does when the
+// version cannot be opened as committed (replaced or removed since).
+func (n *fileNode) rebaseLocked(ws *writeState) {
 	pend := ws.patched
-	if ws.phase != phasePatched || pend == nil || ws.inflight != nil || ws.dirty {
+	if ws.phase != phasePatched || pend == nil || ws.inflight != nil {
+		return
+	}
+	select {
+	case <-pend.Done():
+	default:
 		return
 	}
 	ws.patched = nil
-	info, err := pend.Wait(ctx)
+	info, err := pend.Wait(context.Background())
 	if err != nil {
 		return // the commit failed: fsync reports it; the ranges stand
 	}
 	bucket, key := n.key()
-	r, err := n.fsys.openReader(ctx, bucket, key, objstore.GetOptions{VersionID: info.VersionID})
+	// Committed: a newer held patch of this file may be pending, which
+	// waits for this very state.
+	r, err := n.fsys.store.Open(context.Background(), bucket, key, objstore.GetOptions{VersionID: info.VersionID, Committed: true})
 	if err != nil {
 		if !errors.Is(err, objstore.ErrNoSuchKey) && !errors.Is(err, objstore.ErrNoSuchVersion) {
 			n.fsys.log.Warn().Err(err).Str("path", n.Path(nil)).Msg("cannot reopen the committed version; the next commit writes what changed since the open")
 		}
 		return
 	}
-	if r.Info().ETag != info.ETag || r.Size() != ws.size {
+	if r.Info().ETag != info.ETag {
 		_ = r.Close()
 		return
 	}
-	if err := ws.stage.Truncate(0); err != nil {
-		_ = r.Close()
-		return
+	if len(ws.since) == 0 {
+		if err := ws.stage.Truncate(0); err != nil {
+			_ = r.Close()
+			return
+		}
 	}
 	_ = ws.base.Close()
-	ws.base, ws.ranges = r, nil
+	ws.base, ws.ranges = r, slices.Clone(ws.since)
 }

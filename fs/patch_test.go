@@ -212,3 +212,75 @@ func TestReaderOutlivesInterruptedOpen(t *testing.T) {
 	}
 	_ = reader.reader.Close()
 }
+
+// TestPatchedKept: the last release of a patched file keeps its write
+// state (idle); a writer opening the file again goes on with it while the
+// key holds what it describes, and starts afresh from the key once
+// another face wrote it; each close is committed by the next read.
+func TestPatchedKept(t *testing.T) {
+	f := newTestFS(t)
+	ctx := context.Background()
+	d := testBucketDir(t, f, "kbk")
+	n := testFileNode(t, d, "f")
+	model := bytes.Repeat([]byte("0123456789abcdef"), 40<<10) // 640 KiB
+	if _, err := f.store.Put(ctx, "kbk", "f", bytes.NewReader(model), int64(len(model)), objstore.PutOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	stored := func(what string) {
+		t.Helper()
+		r, err := f.store.Open(ctx, "kbk", "f", objstore.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer r.Close()
+		got, err := io.ReadAll(r)
+		if err != nil || !bytes.Equal(got, model) {
+			t.Fatalf("%s: stored %d bytes (%v), equal to the model: %v", what, len(got), err, bytes.Equal(got, model))
+		}
+	}
+	// writeClose opens the file for writing, writes b at off, closes it,
+	// and returns the write state it used.
+	writeClose := func(off int64, b []byte) *writeState {
+		t.Helper()
+		h, err := n.beginWrite(ctx, false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ws := n.ws
+		if _, err := n.writeAt(ctx, b, off); err != nil {
+			t.Fatal(err)
+		}
+		if errno := h.Flush(ctx); errno != 0 {
+			t.Fatalf("flush: %v", errno)
+		}
+		if errno := h.Release(ctx); errno != 0 {
+			t.Fatalf("release: %v", errno)
+		}
+		copy(model[off:], b)
+		return ws
+	}
+	idle := func() *writeState {
+		n.mu.Lock()
+		defer n.mu.Unlock()
+		return n.idle
+	}
+
+	first := writeClose(10, []byte("one"))
+	if idle() != first {
+		t.Fatal("the last release of a patched file did not keep its state")
+	}
+	if again := writeClose(20, []byte("two")); again != first {
+		t.Fatal("a writer opening the file again did not go on with the kept state")
+	}
+	stored("after two closes") // the read lets the held patch go
+
+	// Another face writes the key: the next writer starts from it.
+	model = bytes.Repeat([]byte("fedcba9876543210"), 40<<10)
+	if _, err := f.store.Put(ctx, "kbk", "f", bytes.NewReader(model), int64(len(model)), objstore.PutOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if third := writeClose(30, []byte("three")); third == first {
+		t.Fatal("a writer went on with a kept state after another face replaced the key")
+	}
+	stored("after a close following a put over S3")
+}

@@ -45,7 +45,8 @@ import (
 //     gateDelay, or the file's removal: openGateLocked).
 //
 // Patched is final too: the state rebases on each version it commits
-// (rebaseLocked) and stays patched until its last writer closes. Staged
+// (rebaseLocked) and stays patched until its last writer closes, and
+// beyond, while it is kept idle for the next writer (park.go). Staged
 // is final: a file written through the mount stays so until its
 // last writer closes (the kernel would refuse a passthrough open beside
 // its cached handles). Passthrough never goes back to the mount either:

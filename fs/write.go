@@ -41,11 +41,22 @@ type writeState struct {
 	// ranges are the byte ranges changed since base, in phasePatched:
 	// their bytes are in stage at the same offsets.
 	ranges rangeSet
-	// patched is the last patch committed in phasePatched, until the
-	// state rebases on the version it made (rebaseLocked).
+	// since are the ranges changed since the last patch's snapshot, in
+	// phasePatched: the changed ranges once the state rebases on the
+	// version that patch made.
+	since rangeSet
+	// patched is the last patch let go in phasePatched, until the state
+	// rebases on the version it made (rebaseLocked); it reads base.
 	patched *objstore.Pending
-	size    int64
-	attrs   attrs
+	// held is a patch registered at a flush and held back for more
+	// changes (patch.go), in phasePatched only.
+	held *heldPatch
+	// parked: kept after its last release, for a writer opening the file
+	// again soon (fileNode.idle, parkLocked); the key it was kept for.
+	parkedAt    string
+	parkedTimer *time.Timer
+	size        int64
+	attrs       attrs
 	// contentType and meta are carried over from the version written over.
 	contentType string
 	meta        map[string]string
@@ -114,6 +125,9 @@ func (n *fileNode) beginWrite(ctx context.Context, trunc bool) (*handle, error) 
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	n.modes.beginWriter()
+	if n.ws == nil && n.idle != nil {
+		n.reviveLocked(ctx)
+	}
 	if n.ws == nil && n.modes.mustPassThrough() {
 		return n.reuseStageLocked(ctx, trunc)
 	}
@@ -241,6 +255,10 @@ func (n *fileNode) endWrite(ctx context.Context) error {
 		n.mu.Unlock()
 		return nil
 	}
+	if n.parkLocked(ctx) {
+		n.mu.Unlock()
+		return nil
+	}
 	err := n.commitLocked(ctx, true)
 	n.ws = nil
 	n.mu.Unlock()
@@ -251,10 +269,11 @@ func (n *fileNode) endWrite(ctx context.Context) error {
 			n.fsys.smallRun.Store(0)
 		}
 	}
-	if ws.inflight != nil {
-		// The background put still reads the staging file: release it
-		// when the put is done, without holding up this release (the
-		// kernel has few background requests in flight at a time).
+	if ws.busy() {
+		// The background put still reads the staging file or the base:
+		// release them when the put is done, without holding up this
+		// release (the kernel has few background requests in flight at
+		// a time).
 		go ws.close()
 		return err
 	}
@@ -262,10 +281,28 @@ func (n *fileNode) endWrite(ctx context.Context) error {
 	return err
 }
 
+// busy says whether a background put still reads the state's files.
+func (ws *writeState) busy() bool {
+	for _, p := range []*objstore.Pending{ws.inflight, ws.patched} {
+		if p == nil {
+			continue
+		}
+		select {
+		case <-p.Done():
+		default:
+			return true
+		}
+	}
+	return false
+}
+
 // close releases the state's files once no background put reads them.
+// A held patch must have been let go.
 func (ws *writeState) close() {
-	if ws.inflight != nil {
-		<-ws.inflight.Done()
+	for _, p := range []*objstore.Pending{ws.inflight, ws.patched} {
+		if p != nil {
+			<-p.Done()
+		}
 	}
 	if ws.base != nil {
 		_ = ws.base.Close()
@@ -285,7 +322,7 @@ func (n *fileNode) settleLocked() {
 		_, _ = p.Wait(context.Background()) // hurries its burst and commit; its error is fsync's
 		n.ws.inflight = nil
 	}
-	n.rebaseLocked(context.Background())
+	n.rebaseLocked(n.ws)
 }
 
 // stageLocked moves the content to a staging file, the first time it

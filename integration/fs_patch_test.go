@@ -17,6 +17,7 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
+	"github.com/aws/aws-sdk-go-v2/service/s3/types"
 	"golang.org/x/sys/unix"
 )
 
@@ -385,5 +386,121 @@ func TestFSExerciser(t *testing.T) {
 				t.Fatalf("over S3 the file has %d bytes (%v), equal to the mount's %d: %v", len(remote), err, len(local), bytes.Equal(remote, local))
 			}
 		})
+	}
+}
+
+// TestFSPatchKept closes and reopens a file patched in place on a real
+// mount while S3 reads and writes the same key: closes in quick
+// succession are held and made one version (fewer versions than closes
+// in a versioned bucket), yet an S3 read right after a close sees it, a
+// reader opened on the mount sees it, an S3 put between a close and the
+// next open is what the next writer changes (not lost under the mount's
+// kept state), a rename moves the last close's bytes, and a file removed
+// right after a close stays removed.
+func TestFSPatchKept(t *testing.T) {
+	srv, mnt := startMount(t)
+	c := fsClient(srv)
+	const bucket = "kept"
+	if _, err := c.CreateBucket(callCtx(t), &s3.CreateBucketInput{Bucket: aws.String(bucket)}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.PutBucketVersioning(callCtx(t), &s3.PutBucketVersioningInput{Bucket: aws.String(bucket),
+		VersioningConfiguration: &types.VersioningConfiguration{Status: types.BucketVersioningStatusEnabled}}); err != nil {
+		t.Fatal(err)
+	}
+	const size = 1 << 20 // past the mount's patchMin
+	p := filepath.Join(mnt, bucket, "f.bin")
+	want := randomBytes(11, size)
+	if err := os.WriteFile(p, want, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	get := func(what, key string) []byte {
+		t.Helper()
+		out, err := c.GetObject(callCtx(t), &s3.GetObjectInput{Bucket: aws.String(bucket), Key: aws.String(key)})
+		if err != nil {
+			t.Fatalf("%s: GET %s: %v", what, key, err)
+		}
+		defer out.Body.Close()
+		b, err := io.ReadAll(out.Body)
+		if err != nil {
+			t.Fatalf("%s: GET %s: %v", what, key, err)
+		}
+		return b
+	}
+	writeClose := func(path string, off int64, b []byte) {
+		t.Helper()
+		f, err := os.OpenFile(path, os.O_RDWR, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := f.WriteAt(b, off); err != nil {
+			t.Fatal(err)
+		}
+		if err := f.Close(); err != nil {
+			t.Fatal(err)
+		}
+		copy(want[off:], b)
+	}
+	versions := func() int {
+		t.Helper()
+		out, err := c.ListObjectVersions(callCtx(t), &s3.ListObjectVersionsInput{Bucket: aws.String(bucket), Prefix: aws.String("f.bin")})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return len(out.Versions)
+	}
+
+	// Many closes in a row: one held patch takes them in.
+	before := versions()
+	const closes = 50
+	for i := range closes {
+		writeClose(p, int64(i)*4096+7, []byte(fmt.Sprintf("close %d", i)))
+	}
+	if got := get("after the closes", "f.bin"); !bytes.Equal(got, want) {
+		t.Fatal("an S3 read right after the closes does not see them all")
+	}
+	if made := versions() - before; made >= closes {
+		t.Fatalf("%d closes in a row made %d versions: none was held for the next", closes, made)
+	}
+	g, err := os.ReadFile(p)
+	if err != nil || !bytes.Equal(g, want) {
+		t.Fatalf("the mount reads the file after the closes: %v, equal: %v", err, bytes.Equal(g, want))
+	}
+
+	// An S3 put between a close and the next open: the writer changes it.
+	writeClose(p, 100, []byte("before the put"))
+	want = randomBytes(12, size)
+	if _, err := c.PutObject(callCtx(t), &s3.PutObjectInput{Bucket: aws.String(bucket), Key: aws.String("f.bin"), Body: bytes.NewReader(want)}); err != nil {
+		t.Fatal(err)
+	}
+	writeClose(p, 200, []byte("after the put"))
+	if got := get("after the put and a write on the mount", "f.bin"); !bytes.Equal(got, want) {
+		t.Fatalf("the mount's write after an S3 put went over the old content (or lost the write): equal to the put plus the write: %v", bytes.Equal(got, want))
+	}
+
+	// A rename right after a close moves what the close wrote.
+	writeClose(p, 300, []byte("before the rename"))
+	q := filepath.Join(mnt, bucket, "g.bin")
+	if err := os.Rename(p, q); err != nil {
+		t.Fatal(err)
+	}
+	if got := get("after the rename", "g.bin"); !bytes.Equal(got, want) {
+		t.Fatal("the renamed file lacks the last close's bytes")
+	}
+	if _, err := c.HeadObject(callCtx(t), &s3.HeadObjectInput{Bucket: aws.String(bucket), Key: aws.String("f.bin")}); err == nil {
+		t.Fatal("the old name is still there after the rename")
+	}
+
+	// A removal right after a close: nothing brings the file back.
+	writeClose(q, 400, []byte("before the removal"))
+	if err := os.Remove(q); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(4 * time.Second) // past the mount's hold and keep times
+	if _, err := c.HeadObject(callCtx(t), &s3.HeadObjectInput{Bucket: aws.String(bucket), Key: aws.String("g.bin")}); err == nil {
+		t.Fatal("a file removed right after a close came back")
+	}
+	if _, err := os.Stat(q); !os.IsNotExist(err) {
+		t.Fatalf("stat of the removed file: %v, want it gone", err)
 	}
 }

@@ -31,6 +31,25 @@ type Pending struct {
 	done    chan struct{}
 	info    ObjectInfo
 	err     error
+	// onWait is PutOptions.OnWait, called once (waited) when something
+	// first waits for the put.
+	onWait func()
+	waited sync.Once
+}
+
+// kick tells p, and the puts of its key it waits for, that something
+// waits for them (PutOptions.OnWait).
+func (p *Pending) kick() {
+	for q := p; q != nil; q = q.prev {
+		select {
+		case <-q.done:
+			return // and so are the ones before it
+		default:
+		}
+		if q.onWait != nil {
+			q.waited.Do(func() { go q.onWait() })
+		}
+	}
 }
 
 // Done is closed once the put has committed or failed.
@@ -43,6 +62,7 @@ func (p *Pending) Wait(ctx context.Context) (ObjectInfo, error) {
 	case <-p.done:
 		return p.info, p.err
 	default:
+		p.kick()
 		if p.set != nil {
 			p.set.hurry()
 		}
@@ -88,6 +108,11 @@ func (ps *pendingSet) drain() {
 	ps.runMu.Lock()
 	ps.draining = true
 	ps.runMu.Unlock()
+	ps.mu.Lock()
+	for _, p := range ps.byKey {
+		p.kick()
+	}
+	ps.mu.Unlock()
 	ps.burst.fire()
 	ps.running.Wait()
 }
@@ -170,6 +195,7 @@ func (ps *pendingSet) waitPrefix(ctx context.Context, bucket, prefix string) err
 		ps.hurry()
 	}
 	for _, p := range wait {
+		p.kick()
 		select {
 		case <-p.done:
 		case <-ctx.Done():
@@ -307,7 +333,7 @@ func (s *Store) putBackgroundBytes(ctx context.Context, bucket, key string, data
 	var p *Pending
 	// Registered and queued in one step: puts of a key reach the burst
 	// writer in the order their Pendings were chained.
-	register := func() { p = s.newPending(bucket, key, true) }
+	register := func() { p = s.newPending(bucket, key, true, nil) }
 	s.pending.burst.addWrite(register, func() func() {
 		if prev := p.prev; prev != nil && !prev.inBurst {
 			select {
@@ -316,6 +342,7 @@ func (s *Store) putBackgroundBytes(ctx context.Context, bucket, key string, data
 				// Its commit must come first and may be far off (a
 				// large put): wait for it apart from the burst.
 				p.inBurst = false // puts of the key after it wait too
+				prev.kick()
 				go func() {
 					<-prev.done
 					s.finishWrite(cctx, p, write)()
@@ -453,10 +480,16 @@ func (s *Store) startAsync(ctx context.Context, bucket, key string, d *newData, 
 // operations are done; the key's readers wait for it meanwhile. It owns
 // the slot acquireAsync took.
 func (s *Store) runAsync(ctx context.Context, bucket, key string, work func(context.Context) (ObjectInfo, error)) *Pending {
-	p := s.newPending(bucket, key, false)
+	return s.runAsyncHook(ctx, bucket, key, nil, work)
+}
+
+// runAsyncHook is runAsync of a put with a PutOptions.OnWait hook.
+func (s *Store) runAsyncHook(ctx context.Context, bucket, key string, onWait func(), work func(context.Context) (ObjectInfo, error)) *Pending {
+	p := s.newPending(bucket, key, false, onWait)
 	cctx := withBackground(context.WithoutCancel(ctx))
 	s.pending.burst.add(func() {
 		if p.prev != nil {
+			p.prev.kick()
 			<-p.prev.done
 		}
 		info, err := work(cctx)
@@ -466,8 +499,8 @@ func (s *Store) runAsync(ctx context.Context, bucket, key string, work func(cont
 }
 
 // newPending registers a pending operation on bucket/key.
-func (s *Store) newPending(bucket, key string, inBurst bool) *Pending {
-	p := &Pending{set: &s.pending, bucket: bucket, key: key, inBurst: inBurst, done: make(chan struct{})}
+func (s *Store) newPending(bucket, key string, inBurst bool, onWait func()) *Pending {
+	p := &Pending{set: &s.pending, bucket: bucket, key: key, inBurst: inBurst, done: make(chan struct{}), onWait: onWait}
 	s.pending.add(p)
 	return p
 }

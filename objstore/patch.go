@@ -96,6 +96,34 @@ func (s *Store) PatchAsync(ctx context.Context, bucket, key string, p Patch, opt
 	}), nil
 }
 
+// PatchFuncAsync is PatchAsync with a patch that src gives on the
+// background goroutine, once the key's earlier pending puts are done: the
+// put is pending (its key's readers wait for it) from the call on, and
+// src may wait until the content is final, as FromFunc's open may. The
+// mount registers a file's commit at its close this way and takes what
+// the file holds only when the commit runs, so that closes in quick
+// succession make one version (see PutOptions.OnWait for readers that
+// should not wait long). A patch src gives without a base is written
+// whole. Errors of src and of its patch come from Pending.Wait.
+func (s *Store) PatchFuncAsync(ctx context.Context, bucket, key string, src func(context.Context) (Patch, error), opt PutOptions) (*Pending, error) {
+	if err := s.checkBackgroundPut(ctx, key, opt); err != nil {
+		return nil, err
+	}
+	return s.runAsyncHook(ctx, bucket, key, opt.OnWait, func(ctx context.Context) (ObjectInfo, error) {
+		p, err := src(ctx)
+		if err != nil {
+			return ObjectInfo{}, err
+		}
+		if err := p.check(); err != nil {
+			return ObjectInfo{}, err
+		}
+		if p.Base == nil || p.Base.Size() == 0 {
+			return s.writeAndCommit(ctx, bucket, key, io.NewSectionReader(p, 0, p.Size), p.Size, opt)
+		}
+		return s.patch(ctx, bucket, key, p, opt)
+	}), nil
+}
+
 // patch writes a patch's new bytes and commits its version.
 func (s *Store) patch(ctx context.Context, bucket, key string, p Patch, opt PutOptions) (ObjectInfo, error) {
 	fills := p.fills()

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"sort"
 	"strings"
+	"sync"
 	"testing"
 )
 
@@ -299,5 +300,66 @@ func TestPatchSegmentBound(t *testing.T) {
 	}
 	if !rewrote {
 		t.Fatal("no patch rewrote crowded windows: the bound was never reached")
+	}
+}
+
+// TestPatchFuncHeld: a PatchFuncAsync is pending from the call on, so a
+// reader of its key waits for it; that reader's wait calls OnWait once,
+// which gives the patch; a read by version with Committed does not wait
+// and sees the version before it.
+func TestPatchFuncHeld(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	s, _ := newTestStore(t, 4, 2)
+	mustBucket(t, s, "bkt")
+	base := randBytes(300<<10, 6)
+	info := mustPut(t, s, "bkt", "f", base)
+	src := randBytes(300<<10, 7)
+	dirty := []Range{{5000, 100}, {200 << 10, 4096}}
+	p := patchOf(t, s, "bkt", "f", int64(len(base)), dirty, src)
+	release := make(chan struct{})
+	calls := 0
+	var mu sync.Mutex
+	pend, err := s.PatchFuncAsync(ctx, "bkt", "f", func(ctx context.Context) (Patch, error) {
+		select {
+		case <-release:
+			return p, nil
+		case <-ctx.Done():
+			return Patch{}, ctx.Err()
+		}
+	}, PutOptions{OnWait: func() {
+		mu.Lock()
+		calls++
+		mu.Unlock()
+		close(release)
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The committed version is still the base, readable without a wait.
+	r, err := s.Open(ctx, "bkt", "f", GetOptions{VersionID: info.VersionID, Committed: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Info().ETag != info.ETag {
+		t.Fatalf("a committed read found ETag %s, want the base's %s", r.Info().ETag, info.ETag)
+	}
+	_ = r.Close()
+	select {
+	case <-pend.Done():
+		t.Fatal("the held patch ran before anything waited for it")
+	default:
+	}
+	// A reader of the key waits for it, and its wait lets it go.
+	if got := readAll(t, s, "bkt", "f", GetOptions{}); !bytes.Equal(got, applyPatch(base, int64(len(base)), dirty, src)) {
+		t.Fatal("content differs from the model")
+	}
+	if _, err := pend.Wait(ctx); err != nil {
+		t.Fatal(err)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if calls != 1 {
+		t.Fatalf("OnWait called %d times, want once", calls)
 	}
 }

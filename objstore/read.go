@@ -23,7 +23,7 @@ import (
 // version id is returned with DeleteMarker set and ErrDeleteMarker, and
 // so is a current one, the error then ErrNoSuchKey as well.
 func (s *Store) Head(ctx context.Context, bucket, key string, opt GetOptions) (ObjectInfo, error) {
-	if err := s.pending.waitKey(ctx, bucket, key); err != nil {
+	if err := s.awaitRead(ctx, bucket, key, opt); err != nil {
 		return ObjectInfo{}, err
 	}
 	var info ObjectInfo
@@ -41,6 +41,15 @@ func (s *Store) Head(ctx context.Context, bucket, key string, opt GetOptions) (O
 		return nil
 	})
 	return info, err
+}
+
+// awaitRead waits, before a read of bucket/key, for the key's pending
+// puts (the current version may be one of them), unless opt.Committed.
+func (s *Store) awaitRead(ctx context.Context, bucket, key string, opt GetOptions) error {
+	if opt.Committed {
+		return nil
+	}
+	return s.pending.waitKey(ctx, bucket, key)
 }
 
 // lookupVersion finds the version a read addresses and says whether it is
@@ -123,7 +132,7 @@ type readSegment struct {
 // opt.VersionID; errors as Head. The caller must Close it. ctx bounds the
 // reads made through it.
 func (s *Store) Open(ctx context.Context, bucket, key string, opt GetOptions) (*ObjectReader, error) {
-	if err := s.pending.waitKey(ctx, bucket, key); err != nil {
+	if err := s.awaitRead(ctx, bucket, key, opt); err != nil {
 		return nil, err
 	}
 	if err := s.checkOpen(); err != nil {

@@ -82,11 +82,22 @@ type PutOptions struct {
 	// gets the body's MD5 when it was hashed, an opaque ETag unique to the
 	// write otherwise. Put and PutAsync only.
 	ETag func() string
+	// OnWait, for PatchFuncAsync, is called once, on a goroutine of its
+	// own, when something first waits for the put (a reader of its key,
+	// Sync, a later put's commit, the store's Close): a source holding
+	// its content back for more changes should give it now.
+	OnWait func()
 }
 
 // GetOptions select what Open and Head read.
 type GetOptions struct {
 	VersionID string // empty means the current version
+	// Committed reads what the index holds now, without waiting for the
+	// key's pending puts. The mount reopens the version its last patch
+	// made while a newer patch of its own is pending and held back until
+	// the mount gives its content (PatchFuncAsync): waiting would wait
+	// for the caller.
+	Committed bool
 }
 
 // DeleteOptions are the options of Delete.
