@@ -30,6 +30,9 @@ type handle struct {
 	// loose: a handle opened while the file was being written, which
 	// pinned a version at its first read (counted in node.loose).
 	loose bool
+	// keep: a writer taking up a kept write state, whose open keeps the
+	// page cache (kernelModes.keepsWriterCache).
+	keep bool
 
 	mu     sync.Mutex // protects reader
 	reader *objstore.ObjectReader
@@ -73,6 +76,8 @@ func (h *handle) fuseHandle() (gofs.FileHandle, uint32) {
 		return &ptHandle{h}, 0
 	case h.uncached:
 		return h, fuse.FOPEN_DIRECT_IO
+	case h.keep:
+		return h, fuse.FOPEN_KEEP_CACHE
 	}
 	return h, 0
 }

@@ -117,6 +117,16 @@ func (k *kernelModes) keepsCache(info objstore.ObjectInfo, quiet bool) bool {
 	return quiet && k.pcValid && sameVersion(k.pcVer, info)
 }
 
+// keepsWriterCache says whether the writer h, opening a file whose
+// write state was kept since its last writer closed (park.go), may keep
+// the page cache: the state still describes the key, so what the cache
+// holds is what its writers wrote and read, unless some handle reads a
+// version of its own through the cache (a pinned reader, a loose one) or
+// the kernel has a backing file.
+func (k *kernelModes) keepsWriterCache(h *handle) bool {
+	return h.cached && !h.passthrough && k.readers == 0 && k.loose == 0 && k.ptOpen == 0
+}
+
 // cacheHolds records that the page cache fills with version info's data
 // from a read open; only a quiet one (cacheQuiet) may be trusted later.
 func (k *kernelModes) cacheHolds(info objstore.ObjectInfo, quiet bool) {

@@ -65,16 +65,18 @@ func (n *fileNode) endIdleLocked(ws *writeState) {
 // writer, when the key still holds what it describes: the version its
 // last patch made, or its base when it made none, or a patch of its own
 // still pending (which every other change of the key waits for). Else
-// the state ends and the writer starts afresh from the key.
-func (n *fileNode) reviveLocked(ctx context.Context) {
+// the state ends and the writer starts afresh from the key. It says
+// whether the state was taken up again.
+func (n *fileNode) reviveLocked(ctx context.Context) bool {
 	ws := n.idle
 	n.idle = nil
 	if n.stillCurrentLocked(ctx, ws) {
 		ws.parkedTimer.Stop()
 		n.ws = ws
-		return
+		return true
 	}
 	n.endIdleLocked(ws)
+	return false
 }
 
 // stillCurrentLocked says whether the idle state ws still describes the

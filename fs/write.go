@@ -125,9 +125,7 @@ func (n *fileNode) beginWrite(ctx context.Context, trunc bool) (*handle, error) 
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	n.modes.beginWriter()
-	if n.ws == nil && n.idle != nil {
-		n.reviveLocked(ctx)
-	}
+	revived := n.ws == nil && n.idle != nil && n.reviveLocked(ctx)
 	if n.ws == nil && n.modes.mustPassThrough() {
 		return n.reuseStageLocked(ctx, trunc)
 	}
@@ -182,7 +180,11 @@ func (n *fileNode) beginWrite(ctx context.Context, trunc bool) (*handle, error) 
 	if trunc {
 		n.dropSetIDLocked(ctx)
 	}
-	return n.writeHandleLocked(ctx)
+	h, err := n.writeHandleLocked(ctx)
+	if err == nil && revived {
+		h.keep = n.modes.keepsWriterCache(h)
+	}
+	return h, err
 }
 
 // startLocked makes ws, just made, the file's write state, in its first

@@ -24,7 +24,11 @@ const maxPendingPuts = 512
 type Pending struct {
 	set         *pendingSet
 	bucket, key string
-	prev        *Pending // an earlier pending put of the same key, committed first
+	// prev is the earlier pending put of the same key, committed first;
+	// cleared once this one is done, so that a key's done puts are not
+	// kept in a chain behind its newest.
+	prev atomic.Pointer[Pending]
+	seq  uint64 // order of registration in the set, for tests
 	// inBurst: its commit is queued by its burst's writer, in order
 	// (FromBytes); only burst writers, one at a time, touch it.
 	inBurst bool
@@ -40,15 +44,17 @@ type Pending struct {
 // kick tells p, and the puts of its key it waits for, that something
 // waits for them (PutOptions.OnWait).
 func (p *Pending) kick() {
-	for q := p; q != nil; q = q.prev {
+	for q := p; q != nil; q = q.prev.Load() {
 		select {
 		case <-q.done:
 			return // and so are the ones before it
 		default:
 		}
-		if q.onWait != nil {
-			q.waited.Do(func() { go q.onWait() })
-		}
+		q.waited.Do(func() {
+			if f := q.onWait; f != nil {
+				go f()
+			}
+		})
 	}
 }
 
@@ -80,8 +86,9 @@ func (p *Pending) Wait(ctx context.Context) (ObjectInfo, error) {
 // own writes) and so that their number stays bounded.
 type pendingSet struct {
 	n     atomic.Int32 // entries in byKey, read without the lock on the fast path
-	mu    sync.Mutex   // protects byKey
+	mu    sync.Mutex   // protects byKey and seq
 	byKey map[string]*Pending
+	seq   uint64
 	slots chan struct{}
 	kick  chan struct{} // see hurry
 	burst launcher      // starts the operations' goroutines
@@ -142,7 +149,9 @@ func (ps *pendingSet) add(p *Pending) {
 	ps.mu.Lock()
 	defer ps.mu.Unlock()
 	k := pendingKey(p.bucket, p.key)
-	p.prev = ps.byKey[k]
+	p.prev.Store(ps.byKey[k])
+	ps.seq++
+	p.seq = ps.seq
 	ps.byKey[k] = p
 	ps.n.Store(int32(len(ps.byKey)))
 }
@@ -335,7 +344,7 @@ func (s *Store) putBackgroundBytes(ctx context.Context, bucket, key string, data
 	// writer in the order their Pendings were chained.
 	register := func() { p = s.newPending(bucket, key, true, nil) }
 	s.pending.burst.addWrite(register, func() func() {
-		if prev := p.prev; prev != nil && !prev.inBurst {
+		if prev := p.prev.Load(); prev != nil && !prev.inBurst {
 			select {
 			case <-prev.done:
 			default:
@@ -488,9 +497,9 @@ func (s *Store) runAsyncHook(ctx context.Context, bucket, key string, onWait fun
 	p := s.newPending(bucket, key, false, onWait)
 	cctx := withBackground(context.WithoutCancel(ctx))
 	s.pending.burst.add(func() {
-		if p.prev != nil {
-			p.prev.kick()
-			<-p.prev.done
+		if prev := p.prev.Load(); prev != nil {
+			prev.kick()
+			<-prev.done
 		}
 		info, err := work(cctx)
 		s.finishAsync(p, info, err)
@@ -514,6 +523,11 @@ func (s *Store) finishAsync(p *Pending, info ObjectInfo, err error) {
 		s.notify(Event{Op: OpPut, Bucket: p.bucket, Key: p.key})
 	}
 	s.pending.remove(p)
+	p.prev.Store(nil)
+	// A kick from now on finds p done and calls nothing; one under way
+	// has read onWait already: drop what it holds (the mount's content).
+	p.waited.Do(func() {})
+	p.onWait = nil
 	close(p.done)
 	s.releaseAsync()
 }

@@ -310,15 +310,9 @@ func TestBackgroundBytesRace(t *testing.T) {
 		if t.Failed() {
 			return
 		}
-		newest := -1
+		newest := 0
 		for g, p := range ps {
-			chained := false
-			for _, q := range ps {
-				if q.prev == p {
-					chained = true
-				}
-			}
-			if !chained {
+			if p.seq > ps[newest].seq {
 				newest = g
 			}
 		}
