@@ -114,13 +114,24 @@ type BatchPut struct {
 // BatchBacking is a Backing that can also write several records of one
 // warehouse at once: either every Put's condition holds and all land
 // together, or none does (ErrConflict or ErrNotFound, nothing written).
-// The durable-strong backing is one (a warehouse is one snapshot); the
-// object backing is not, so multi-table transactions need it.
+// Both backings are: the durable-strong one publishes one snapshot per
+// warehouse, the object backing installs several objects in one index
+// transaction (objstore.Store.PutBatch). Multi-table transactions use it.
 type BatchBacking interface {
 	Backing
 	// PutBatch writes puts atomically and returns their new versions,
 	// in order. Keys must be distinct.
 	PutBatch(ctx context.Context, warehouse string, puts []BatchPut) ([]string, error)
+}
+
+// SnapshotBacking is a BatchBacking whose every write republishes its
+// whole warehouse (the durable-strong backing). A commit there flips its
+// pointer alone, without the staged commit record, which would cost two
+// more writes of the whole warehouse (see Service.flip).
+type SnapshotBacking interface {
+	BatchBacking
+	// RewritesWarehouse marks the backing; it does nothing.
+	RewritesWarehouse()
 }
 
 // ListAll calls fn for every record of a kind of warehouse wh in b, in

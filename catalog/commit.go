@@ -31,7 +31,7 @@ var errSwapConflict = errors.New("pointer changed under the commit")
 //  2. flip the pointer with a conditional Put (ifVersion = fromVersion);
 //  3. mark the commit committed.
 //
-// On a BatchBacking (durable-strong) the staged record is left out
+// On a SnapshotBacking (durable-strong) the staged record is left out
 // (flipPointers). Otherwise a crash after 1 leaves the staged entry for
 // Recover; the pointer is
 // always on the old or the new file, both of which exist. A conflict at 2
@@ -44,7 +44,7 @@ func (s *Service) flip(ctx context.Context, wh string, sw swap) (string, error) 
 			return "", fmt.Errorf("%w: stopped after metadata write: %w", ErrCommitStateUnknown, err)
 		}
 	}
-	if s.batch != nil {
+	if s.snapshot {
 		vers, err := s.flipPointers(ctx, wh, []swap{sw})
 		if err != nil {
 			return "", err
@@ -111,10 +111,10 @@ func (s *Service) removeOrphan(ctx context.Context, wh, loc string) {
 	}
 }
 
-// flipPointers is flip on a backing whose every write rewrites the whole
-// warehouse (BatchBacking, durable-strong), for one table or a
-// transaction's several: every pointer flips in one PutBatch, with no
-// staged record, so a commit costs one publish instead of three. A crash
+// flipPointers flips pointers in one PutBatch, with no staged record: a
+// commit on a backing whose every write rewrites the whole warehouse
+// (SnapshotBacking, durable-strong), where it costs one publish instead
+// of three, and a multi-table transaction on either backing. A crash
 // before it leaves only the new metadata files, which RecoverWarehouse
 // removes (orphans.go); a conflict removes them and is errSwapConflict; a
 // flip whose outcome is unknown is ErrCommitStateUnknown, every pointer

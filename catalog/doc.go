@@ -39,7 +39,7 @@
 //     flight (the table's metadata-log is its history), so a
 //     durable-strong snapshot does not grow with every commit.
 //
-// On a BatchBacking (durable-strong), where every write republishes the
+// On a SnapshotBacking (durable-strong), where every write republishes the
 // whole warehouse snapshot, steps 2 and 4 are left out (flipPointers): the
 // pointer flips with one conditional Put, and a crash before it leaves
 // only the new metadata file, which RecoverWarehouse removes once it is
@@ -59,13 +59,14 @@
 // serialization point, so of concurrent commits on one table exactly one
 // wins per round.
 //
-// Multi-table transactions (transaction.go): a backing that can write
-// several records at once (BatchBacking: durable-strong, one snapshot per
-// warehouse) commits every table of a transaction or none: each change is
-// validated and its metadata file written, then all pointers flip in one
-// PutBatch. The object backing (one conditional write per record, no
-// transaction across records) accepts a single table change only and
-// answers ErrUnsupported (406) for more.
+// Multi-table transactions (transaction.go): both backings can write
+// several records at once (BatchBacking: durable-strong publishes one
+// snapshot per warehouse, the object backing installs several objects in
+// one index transaction of the store, objstore.Store.PutBatch), so every
+// table of a transaction commits or none does: each change is validated
+// and its metadata file written, then all pointers flip in one PutBatch,
+// without staged records (flipPointers). A crash before the flip leaves
+// only the new metadata files, which recovery removes (orphans.go).
 //
 // Tables and views share one identifier space; creates check both kinds
 // (a create racing a create of the other kind is checked again after the

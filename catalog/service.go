@@ -24,9 +24,11 @@ type Service struct {
 	cache *metaCache
 
 	// batch is b when it can write several records at once
-	// (BatchBacking: it rewrites a whole warehouse per write), so commits
-	// flip without a staged record; nil otherwise.
+	// (BatchBacking), which multi-table transactions need; nil otherwise.
 	batch BatchBacking
+	// snapshot: b rewrites a whole warehouse per write (SnapshotBacking),
+	// so commits flip without a staged record.
+	snapshot bool
 
 	mu       sync.Mutex
 	inflight map[string]bool // commit ids this Service has started
@@ -46,7 +48,8 @@ func New(store *objstore.Store, b Backing, opt Options) (*Service, error) {
 		opt.Region = "us-east-1"
 	}
 	batch, _ := b.(BatchBacking)
-	return &Service{store: store, b: b, opt: opt, log: opt.Logger, batch: batch,
+	_, snapshot := b.(SnapshotBacking)
+	return &Service{store: store, b: b, opt: opt, log: opt.Logger, batch: batch, snapshot: snapshot,
 		cache: newMetaCache(64 << 20), inflight: map[string]bool{}}, nil
 }
 

@@ -8,12 +8,12 @@ import (
 )
 
 // CommitTransaction implements Catalog. One table change is a
-// CommitTable. More need a BatchBacking (durable-strong): every change is
-// validated and its metadata file written, then all pointers flip in one
-// atomic write, so either every table moves or none does (a requirement
-// that fails, or a table changed meanwhile, is ErrCommitFailed with
-// nothing applied). The object backing answers ErrUnsupported for more
-// than one change.
+// CommitTable. More need a BatchBacking (both backings are): every change
+// is validated and its metadata file written, then all pointers flip in
+// one atomic write (flipPointers), so either every table moves or none
+// does (a requirement that fails, or a table changed meanwhile, is
+// ErrCommitFailed with nothing applied). A crash before the flip leaves
+// only the new metadata files, which recovery removes (orphans.go).
 func (s *Service) CommitTransaction(ctx context.Context, wh string, body []byte) (err error) {
 	defer func() { s.stats.count(err) }()
 	release, err := s.enter(ctx, wh)
@@ -55,7 +55,7 @@ func (s *Service) CommitTransaction(ctx context.Context, wh string, body []byte)
 		return err
 	}
 	if s.batch == nil {
-		return fmt.Errorf("%w: multi-table transactions (%d tables) need the durable-strong backing", ErrUnsupported, len(changes))
+		return fmt.Errorf("%w: multi-table transactions (%d tables) need a backing that writes several records at once", ErrUnsupported, len(changes))
 	}
 	var prepared []preparedCommit
 	abandon := func() {

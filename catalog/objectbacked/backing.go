@@ -101,6 +101,48 @@ func (b *Backing) Put(ctx context.Context, warehouse string, kind catalog.Kind, 
 	if err != nil {
 		return "", err
 	}
+	body, err := recordBody(value)
+	if err != nil {
+		return "", err
+	}
+	info, err := b.store.Put(ctx, Bucket, ok, bytes.NewReader(body), int64(len(body)), putOptions(ifVersion))
+	if err != nil {
+		return "", mapErr(err, ok)
+	}
+	return info.ETag, nil
+}
+
+var _ catalog.BatchBacking = (*Backing)(nil)
+
+// PutBatch implements catalog.BatchBacking: the records' objects are
+// installed in one index transaction (objstore.Store.PutBatch), each
+// under its Put condition, all of them or none.
+func (b *Backing) PutBatch(ctx context.Context, warehouse string, puts []catalog.BatchPut) ([]string, error) {
+	batch := make([]objstore.BatchPut, len(puts))
+	for i, p := range puts {
+		ok, err := objectKey(warehouse, p.Kind, p.Key)
+		if err != nil {
+			return nil, err
+		}
+		body, err := recordBody(p.Value)
+		if err != nil {
+			return nil, err
+		}
+		batch[i] = objstore.BatchPut{Key: ok, Body: body, Opt: putOptions(p.IfVersion)}
+	}
+	infos, err := b.store.PutBatch(ctx, Bucket, batch)
+	if err != nil {
+		return nil, mapErr(err, dir(warehouse, puts[0].Kind))
+	}
+	vers := make([]string, len(infos))
+	for i, info := range infos {
+		vers[i] = info.ETag
+	}
+	return vers, nil
+}
+
+// putOptions are the store's conditions for a Put's ifVersion.
+func putOptions(ifVersion string) objstore.PutOptions {
 	var opt objstore.PutOptions
 	switch ifVersion {
 	case "":
@@ -109,19 +151,20 @@ func (b *Backing) Put(ctx context.Context, warehouse string, kind catalog.Kind, 
 	default:
 		opt.IfMatch = ifVersion
 	}
+	return opt
+}
+
+// recordBody is a record's object: a random nonce line, so that every
+// Put gets a new ETag (no ABA), then the value.
+func recordBody(value []byte) ([]byte, error) {
 	var nonce [16]byte
 	if _, err := rand.Read(nonce[:]); err != nil {
-		return "", fmt.Errorf("objectbacked: nonce: %w", err)
+		return nil, fmt.Errorf("objectbacked: nonce: %w", err)
 	}
 	body := make([]byte, 0, 33+len(value))
 	body = hex.AppendEncode(body, nonce[:])
 	body = append(body, '\n')
-	body = append(body, value...)
-	info, err := b.store.Put(ctx, Bucket, ok, bytes.NewReader(body), int64(len(body)), opt)
-	if err != nil {
-		return "", mapErr(err, ok)
-	}
-	return info.ETag, nil
+	return append(body, value...), nil
 }
 
 // Delete implements catalog.Backing.

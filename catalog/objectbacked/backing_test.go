@@ -27,3 +27,8 @@ func newBacking(t *testing.T) *objectbacked.Backing {
 func TestBacking(t *testing.T) {
 	backingtest.Run(t, func(t *testing.T) catalog.Backing { return newBacking(t) })
 }
+
+// TestBatch runs the BatchBacking conformance suite.
+func TestBatch(t *testing.T) {
+	backingtest.RunBatch(t, func(t *testing.T) catalog.BatchBacking { return newBacking(t) })
+}

@@ -276,7 +276,11 @@ func (b *Backing) Delete(ctx context.Context, wh string, kind catalog.Kind, key,
 	})
 }
 
-var _ catalog.BatchBacking = (*Backing)(nil)
+var _ catalog.SnapshotBacking = (*Backing)(nil)
+
+// RewritesWarehouse implements catalog.SnapshotBacking: every write
+// publishes a new snapshot of the whole warehouse.
+func (b *Backing) RewritesWarehouse() {}
 
 // PutBatch implements catalog.BatchBacking: every Put's condition is
 // checked against the same state and all are published together, with

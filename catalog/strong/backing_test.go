@@ -58,6 +58,11 @@ func TestBacking(t *testing.T) {
 	backingtest.Run(t, func(t *testing.T) catalog.Backing { return newBacking(t) })
 }
 
+// TestBatch runs the BatchBacking conformance suite.
+func TestBatch(t *testing.T) {
+	backingtest.RunBatch(t, func(t *testing.T) catalog.BatchBacking { return newBacking(t) })
+}
+
 // TestDeterminism: the same state gives the same bytes, through a
 // restart, and a no-op delete publishes nothing.
 func TestDeterminism(t *testing.T) {

@@ -2,13 +2,13 @@ package strong
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"testing"
 	"time"
 
 	"github.com/cairnstore/cairn/catalog"
+	"github.com/cairnstore/cairn/catalog/backingtest"
 	"github.com/cairnstore/cairn/objstore"
 	"github.com/cairnstore/cairn/objstore/storetest"
 )
@@ -166,93 +166,34 @@ func TestQuarantineCleanupThroughCatalog(t *testing.T) {
 	}
 }
 
-// TestMultiTableTransaction: on the durable-strong backing a transaction
-// of several tables moves all of them or none.
+// TestMultiTableTransaction runs the multi-table transaction suite on
+// this backing.
 func TestMultiTableTransaction(t *testing.T) {
-	ctx := context.Background()
-	st := newStore(t)
-	var hook func() error
-	b := openBacking(t, st, Options{})
-	svc, err := catalog.New(st, b, catalog.Options{Hooks: catalog.Hooks{
-		BeforePointerFlip: func(context.Context, catalog.Ident, string) error {
-			if hook != nil {
-				h := hook
-				hook = nil
-				return h()
-			}
-			return nil
-		},
-	}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	seedLake(t, svc, "t1", "t2")
-	change := func(name, req, k, v string) string {
-		return `{"identifier":{"namespace":["ns"],"name":"` + name + `"},"requirements":` + req +
-			`,"updates":[{"action":"set-properties","updates":{"` + k + `":"` + v + `"}}]}`
-	}
-	txn := func(changes ...string) error {
-		body := `{"table-changes":[`
-		for i, c := range changes {
-			if i > 0 {
-				body += ","
-			}
-			body += c
-		}
-		return svc.CommitTransaction(ctx, "lake", []byte(body+`]}`))
-	}
-	props := func(name string) string {
-		r, err := svc.LoadTable(ctx, "lake", ident(name), "")
+	backingtest.RunTransactions(t, func(t *testing.T) backingtest.TxEnv {
+		ctx := context.Background()
+		st := newStore(t)
+		var hook func() error
+		svc, err := catalog.New(st, openBacking(t, st, Options{}), catalog.Options{Hooks: catalog.Hooks{
+			BeforePointerFlip: func(context.Context, catalog.Ident, string) error {
+				if h := hook; h != nil {
+					hook = nil
+					return h()
+				}
+				return nil
+			},
+		}})
 		if err != nil {
 			t.Fatal(err)
 		}
-		var m struct {
-			Properties map[string]string `json:"properties"`
-		}
-		if err := json.Unmarshal(r.Metadata, &m); err != nil {
-			t.Fatal(err)
-		}
-		return m.Properties["k"]
-	}
-	files := func() int {
-		page, err := st.List(ctx, "lake", objstore.ListOptions{Prefix: "ns/"})
-		if err != nil {
-			t.Fatal(err)
-		}
-		return len(page.Objects)
-	}
-	if err := txn(change("t1", "[]", "k", "a"), change("t2", "[]", "k", "a")); err != nil {
-		t.Fatalf("transaction: %v", err)
-	}
-	if props("t1") != "a" || props("t2") != "a" {
-		t.Fatalf("after the transaction: %q %q", props("t1"), props("t2"))
-	}
-	before := files()
-	bad := `[{"type":"assert-table-uuid","uuid":"00000000-0000-0000-0000-000000000000"}]`
-	if err := txn(change("t1", "[]", "k", "b"), change("t2", bad, "k", "b")); !errors.Is(err, catalog.ErrCommitFailed) {
-		t.Fatalf("a failed requirement: %v", err)
-	}
-	if props("t1") != "a" || props("t2") != "a" || files() != before {
-		t.Fatalf("a failed transaction changed something: %q %q, %d files (was %d)", props("t1"), props("t2"), files(), before)
-	}
-	// t2 changes between the transaction's reads and its flip: nothing
-	// of the transaction lands.
-	hook = func() error {
-		_, err := svc.CommitTable(ctx, "lake", ident("t2"), []byte(change("t2", "[]", "k", "other")))
-		return err
-	}
-	if err := txn(change("t1", "[]", "k", "c"), change("t2", "[]", "k", "c")); !errors.Is(err, catalog.ErrCommitFailed) {
-		t.Fatalf("a transaction that lost the race: %v", err)
-	}
-	if props("t1") != "a" || props("t2") != "other" {
-		t.Fatalf("after the lost race: %q %q", props("t1"), props("t2"))
-	}
-	if staged, err := svc.StagedCommits(ctx, "lake"); err != nil || len(staged) != 0 {
-		t.Fatalf("staged commits left: %v %v", staged, err)
-	}
-	if err := txn(change("t1", "[]", "k", "d"), change("t1", "[]", "k", "e")); !errors.Is(err, catalog.ErrBadRequest) {
-		t.Fatalf("one table twice: %v", err)
-	}
+		seedLake(t, svc, "t1", "t2", "t3")
+		return backingtest.TxEnv{Svc: svc, Hook: &hook, Files: func() int {
+			page, err := st.List(ctx, "lake", objstore.ListOptions{Prefix: "ns/"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			return len(page.Objects)
+		}}
+	})
 }
 
 // TestDirectFlip: on this backing a commit flips its pointer without a
