@@ -6,7 +6,9 @@
 # to a large existing file costs. Until e9315c8 the mount copied the
 # file's current version at the open for writing and put the whole file
 # again at every close and fsync; since, it writes only the changed
-# ranges (fs/patch.go, objstore.PatchAsync).
+# ranges (fs/patch.go, objstore.PatchFuncAsync), and since a4e8ca4 it
+# holds a file's commit for more closes and keeps its write state for the
+# next writer (fs/park.go).
 #
 #   bench/patchcompare.sh [ROUNDS]                        (default: 3)
 #
@@ -19,8 +21,9 @@
 #            each timed alone (date +%s%N around the dd, its fork and exec
 #            included on both sides): the median ms of an append; and the
 #            whole series plus an fsync of the file after it, in s (Cairn's
-#            close starts its put in the background: the next open waits
-#            for it, and the fsync for the last one). The file must grow by
+#            close registers its commit and holds it for more closes, the
+#            next open goes on with the file's kept write state, and the
+#            fsync commits what they wrote: fs/park.go). The file must grow by
 #            APPENDS x 4 KiB a round.
 #   fsx      `fsx -ops OPS -maxlen FSX_MAXLEN -seed SEED` (bench/fsx: random
 #            writes, reads checked byte for byte, truncations, extensions,

@@ -114,7 +114,19 @@
 // up to burstDelay after the first, or at once when somebody waits for
 // one; the small in-memory puts of a burst are written in order by one
 // goroutine, which queues their commits without waiting between them.
-// Background commits may linger backgroundLinger for company.
+// Background commits may linger backgroundLinger for company. A
+// PatchFuncAsync may hold its content back (the mount holds a file's
+// commit for more closes): whatever waits for a pending operation, or
+// for one after it on the same key, calls its PutOptions.OnWait once
+// (Pending.kick), and a done operation drops its link to the one before
+// it, so that a key's history is not kept behind its newest. A read with
+// GetOptions.Committed reads the index as it is, without waiting.
+//
+// PutBatch (batch.go) installs several conditional puts of one bucket in
+// one index transaction: all of them or none (the catalog's multi-table
+// commits on the object backing). Its data objects are flushed first,
+// with every drive any of them wrote; a refused batch leaves only
+// unreferenced data for the sweep.
 //
 // # Reclaiming space
 //
