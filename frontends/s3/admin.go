@@ -47,7 +47,7 @@ func (s *Server) adminStatus(w *recorder, req *request) error {
 }
 
 func (s *Server) admin(w *recorder, req *request) error {
-	if s.opt.Users == nil || !s.opt.Users.IsRoot(req.auth.AccessKey) {
+	if s.opt.Users == nil || !s.opt.Users.IsRoot(req.auth.AccessKey) || req.session != nil {
 		return errAccessDenied
 	}
 	if req.key == "admin/v1/status" {

@@ -102,14 +102,19 @@ func (s *Server) checkExpectedOwner(req *request) error {
 // AccessDenied, as S3 does.
 func (s *Server) allowed(req *request, act, bucket, key string, b *objstore.BucketInfo) (bool, error) {
 	principal := req.auth.AccessKey
-	if s.isRoot(principal) {
+	if s.isRoot(principal) && req.session == nil {
 		return true, nil
 	}
 	obj := &objectRef{s: s, req: req, bucket: bucket, key: key}
 	r := &access.Request{Principal: principal, Action: act, Resource: resource(bucket, key), Values: s.condValues(req, obj)}
 	in := access.Input{Req: r, AccountBucket: true}
+	if req.session != nil && req.session.Policy != nil {
+		in.Session = req.session.Policy
+	}
 	switch {
 	case principal == "":
+	case s.isRoot(principal): // a session of the root's: only its policy limits it
+		in.UserAll = true
 	case s.opt.Users != nil:
 		in.User, _ = s.opt.Users.UserPolicy(principal)
 	case s.opt.Authorize != nil:

@@ -13,7 +13,9 @@
 // the request, the user's policy and the bucket's documents; acl.go and
 // bucketpolicy.go keep those documents; iamapi.go serves the IAM
 // query-protocol user-policy API, PutUserPolicy and its kin, over the user
-// directory of the sub-package iam). The encryption formats and keys
+// directory of the sub-package iam, and sts.go STS AssumeRole, whose
+// temporary credentials every request may be signed with: takeSession
+// makes such a request its user's, limited by the session's policy). The encryption formats and keys
 // of SSE-C, SSE-S3 and SSE-KMS are the sub-package sse's (encryption.go
 // and sse*.go wire them: bodies are encrypted before Store.Put and
 // decrypted after the ObjectReader, so the store only ever holds an

@@ -209,6 +209,9 @@ func (s *Server) iamCall(w *recorder, req *request) error {
 // its own policy allows (there is no resource policy on users).
 func (s *Server) mayIAM(req *request, act, resource string) bool {
 	principal := req.auth.AccessKey
+	if req.session != nil {
+		return false // temporary credentials do not manage users
+	}
 	if s.isRoot(principal) {
 		return true
 	}

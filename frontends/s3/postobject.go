@@ -78,6 +78,9 @@ func (s *Server) postObject(w *recorder, req *request) error {
 		}
 	}
 	req.auth.AccessKey = auth.AccessKey
+	if err := s.applySession(req, form.Fields["x-amz-security-token"]); err != nil {
+		return err
+	}
 	sub, err := formRequest(req, form.Fields)
 	if err != nil {
 		return err

@@ -142,7 +142,7 @@ func (s *Server) route(req *request) (handler, string) {
 			return s.listBuckets, "ListBuckets"
 		}
 		if isIAMQuery(req) {
-			return s.iamQuery, "IAM" // the user-policy API (iamapi.go)
+			return s.queryAPI, "IAM" // the user-policy API (iamapi.go) and STS (sts.go)
 		}
 	case req.key == "":
 		switch m {

@@ -98,7 +98,7 @@ func New(store *objstore.Store, opt Options) (*Server, error) {
 	s := &Server{
 		store:    store,
 		opt:      opt,
-		verifier: &sigv4.Verifier{Secret: opt.Secret, Services: []string{"s3", "iam"}},
+		verifier: &sigv4.Verifier{Secret: opt.Secret, Services: []string{"s3", "iam", "sts"}},
 		hostID:   hex.EncodeToString(id[:]),
 		bufs: sync.Pool{New: func() any {
 			b := make([]byte, 1<<20)
@@ -121,6 +121,10 @@ type request struct {
 	api    string // operation name, for logs and metrics
 
 	bucketInfo *objstore.BucketInfo // the bucket's record, once bucketOf read it
+	// session, for a request signed with temporary credentials (STS):
+	// auth.AccessKey is then its parent user's, and the session's policy
+	// limits what the parent may do (sts.go).
+	session *iam.Session
 }
 
 // bucketOf returns the request's bucket record (owner, versioning, the
@@ -185,6 +189,9 @@ func (s *Server) serve(w *recorder, req *request) error {
 	// error (or any answer that does not read the body) would stall
 	// until the client gives up (ceph s3-tests test_100_continue).
 	req.auth, req.body = auth, body
+	if err := s.takeSession(req); err != nil {
+		return err
+	}
 	if h == nil {
 		return api2err(api)
 	}
@@ -201,10 +208,10 @@ func (s *Server) serve(w *recorder, req *request) error {
 		return h(w, req) // unauthenticated by definition: the bucket's CORS rules decide
 	}
 	if api == "IAM" {
-		return h(w, req) // the IAM API decides its actions on users (iamapi.go)
+		return h(w, req) // the IAM API decides its actions on users (iamapi.go), STS its own (sts.go)
 	}
-	if auth.Service == "iam" {
-		return errAccessDenied // a signature for IAM is not one for S3
+	if auth.Service == "iam" || auth.Service == "sts" {
+		return errAccessDenied // a signature for IAM or STS is not one for S3
 	}
 	if err := s.authorize(req); err != nil {
 		return err

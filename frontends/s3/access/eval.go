@@ -16,6 +16,10 @@ type Input struct {
 	// policy allowing everything (a server without a user directory).
 	User    *Policy
 	UserAll bool
+	// Session is the policy of the temporary credentials the request was
+	// signed with (STS AssumeRole), nil when none: the request must be
+	// allowed by it too, whatever else allows it, and its Deny wins.
+	Session *Policy
 
 	// BucketOwner is the bucket owner's canonical ID; AccountBucket is
 	// true when the account (the root) owns the bucket.
@@ -42,6 +46,9 @@ type Input struct {
 // it: the caller reads the object's owner and ACL and decides again.
 func Decide(in *Input) (allowed, needObject bool) {
 	r := in.Req
+	if in.Session != nil && in.Session.Eval(r) != Allow {
+		return false, false
+	}
 	if r.Root {
 		return true, false
 	}

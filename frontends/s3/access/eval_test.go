@@ -30,6 +30,15 @@ func TestDecide(t *testing.T) {
 	}{
 		// The root is allowed everything.
 		{Input{Req: &Request{Root: true, Principal: "root", Action: "s3:DeleteBucket"}, BucketOwner: "alice", BucketPolicy: denyBob}, true, false},
+		// A session (temporary credentials) is also limited by its policy:
+		// the intersection with the user's, the root's included; its Deny
+		// wins over a bucket policy's Allow.
+		{Input{Req: get("bob"), User: rw, Session: rw, AccountBucket: true, BucketOwner: "root"}, true, false},
+		{Input{Req: get("bob"), User: rw, Session: nothing, AccountBucket: true, BucketOwner: "root"}, false, false},
+		{Input{Req: put("bob"), User: rw, Session: denyPut, AccountBucket: true, BucketOwner: "root"}, false, false},
+		{Input{Req: get("bob"), User: nothing, Session: rw, AccountBucket: true, BucketOwner: "root"}, false, true},
+		{Input{Req: &Request{Root: true, Principal: "root", Action: "s3:PutObject", Resource: "arn:aws:s3:::b/k"}, Session: nothing, BucketOwner: "alice"}, false, false},
+		{Input{Req: get("bob"), User: nothing, Session: nothing, BucketPolicy: pubRead, BucketOwner: "alice"}, false, false},
 		// Account buckets: the user's own policy suffices.
 		{Input{Req: put("bob"), User: rw, AccountBucket: true, BucketOwner: "root"}, true, false},
 		{Input{Req: put("bob"), User: nothing, AccountBucket: true, BucketOwner: "root"}, false, false},

@@ -6,6 +6,11 @@
 // and the canned policies readwrite, readonly and writeonly. A user may
 // have an email address, by which ACL grants can name it.
 //
+// Temporary credentials (session.go, STS AssumeRole) are a user's (or the
+// root's), limited by a session policy; nothing is stored per session: the
+// token is signed with a key kept in .cairn-iam (sts/session.key), and the
+// session's secret derived from it.
+//
 // The root user (CAIRN_ROOT_USER) is not stored: it is allowed everything.
 // Evaluation follows AWS: an explicit Deny wins, then any Allow, else the
 // request is denied.

@@ -53,6 +53,7 @@ type entry struct {
 type Directory struct {
 	store            *objstore.Store
 	root, rootSecret string
+	sessionKey       []byte // signs session tokens and derives their secrets (session.go)
 
 	mu    sync.RWMutex // protects users
 	users map[string]entry
@@ -63,7 +64,11 @@ func OpenDirectory(ctx context.Context, store *objstore.Store, rootUser, rootSec
 	if err := store.EnsureSystemBucket(ctx, Bucket); err != nil {
 		return nil, err
 	}
-	d := &Directory{store: store, root: rootUser, rootSecret: rootSecret, users: map[string]entry{}}
+	key, err := loadSessionKey(ctx, store)
+	if err != nil {
+		return nil, fmt.Errorf("session key: %w", err)
+	}
+	d := &Directory{store: store, root: rootUser, rootSecret: rootSecret, sessionKey: key, users: map[string]entry{}}
 	after := ""
 	for {
 		page, err := store.List(ctx, Bucket, objstore.ListOptions{Prefix: "users/", After: after})
@@ -112,14 +117,18 @@ func policyOf(s string) (Policy, error) {
 	return ParsePolicy([]byte(s))
 }
 
-// Secret returns the secret key of an access key: the root's or a user's.
+// Secret returns the secret key of an access key: the root's, a user's,
+// or a session's (which is valid only with its token: CheckSession).
 func (d *Directory) Secret(accessKey string) (string, bool) {
 	if accessKey == d.root {
 		return d.rootSecret, true
 	}
 	d.mu.RLock()
-	defer d.mu.RUnlock()
 	e, ok := d.users[accessKey]
+	d.mu.RUnlock()
+	if !ok && IsSessionKey(accessKey) {
+		return d.sessionSecret(accessKey), true
+	}
 	return e.user.SecretKey, ok
 }
 
@@ -187,6 +196,9 @@ func (d *Directory) Add(ctx context.Context, u User) error {
 	}
 	if u.AccessKey == d.root {
 		return fmt.Errorf("%w: %s is the root user", ErrUserExists, u.AccessKey)
+	}
+	if IsSessionKey(u.AccessKey) {
+		return fmt.Errorf("%w: access keys of the form ASIA + 16 characters are temporary credentials'; choose another", ErrInvalidUser)
 	}
 	if u.Email != "" && (len(u.Email) > 254 || !emailRe.MatchString(u.Email)) {
 		return fmt.Errorf("%w: email %q is not an email address", ErrInvalidUser, u.Email)
