@@ -44,11 +44,32 @@ type TableResult struct {
 	// with every commit), for the optional ETag / If-None-Match handling
 	// of loadTable.
 	ETag string
+	// StorageCredentials are credentials vended for the table's location
+	// (the face adds them when the client asks for vended credentials).
+	StorageCredentials []StorageCredential
+}
+
+// StorageCredential is one entry of the spec's storage-credentials: the
+// FileIO configuration (credentials) for the locations under Prefix.
+type StorageCredential struct {
+	Prefix string            `json:"prefix"`
+	Config map[string]string `json:"config"`
 }
 
 // MarshalJSON renders the spec's LoadTableResult.
 func (r TableResult) MarshalJSON() ([]byte, error) {
-	return marshalLoadResult(r.MetadataLocation, r.Metadata, r.Config)
+	return marshalLoadResult(r.MetadataLocation, r.Metadata, r.Config, r.StorageCredentials)
+}
+
+// Location is the table's location (the metadata's "location"), or "".
+func (r TableResult) Location() string {
+	var m struct {
+		Location string `json:"location"`
+	}
+	if json.Unmarshal(r.Metadata, &m) != nil {
+		return ""
+	}
+	return m.Location
 }
 
 // ViewResult is the answer of the view operations that return a view; it
@@ -63,7 +84,7 @@ type ViewResult struct {
 
 // MarshalJSON renders the spec's LoadViewResult.
 func (r ViewResult) MarshalJSON() ([]byte, error) {
-	return marshalLoadResult(r.MetadataLocation, r.Metadata, r.Config)
+	return marshalLoadResult(r.MetadataLocation, r.Metadata, r.Config, nil)
 }
 
 // IdempotencyLifetime is how long RememberResponse keeps a response at

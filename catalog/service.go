@@ -56,7 +56,7 @@ func New(store *objstore.Store, b Backing, opt Options) (*Service, error) {
 func (s *Service) now() time.Time { return s.opt.Now() }
 
 // marshalLoadResult renders LoadTableResult / LoadViewResult.
-func marshalLoadResult(loc string, meta json.RawMessage, cfg map[string]string) ([]byte, error) {
+func marshalLoadResult(loc string, meta json.RawMessage, cfg map[string]string, creds []StorageCredential) ([]byte, error) {
 	var l *string
 	if loc != "" {
 		l = &loc
@@ -68,10 +68,11 @@ func marshalLoadResult(loc string, meta json.RawMessage, cfg map[string]string) 
 		meta = json.RawMessage("null")
 	}
 	return json.Marshal(struct {
-		MetadataLocation *string           `json:"metadata-location"`
-		Metadata         json.RawMessage   `json:"metadata"`
-		Config           map[string]string `json:"config"`
-	}{l, meta, cfg})
+		MetadataLocation   *string             `json:"metadata-location"`
+		Metadata           json.RawMessage     `json:"metadata"`
+		Config             map[string]string   `json:"config"`
+		StorageCredentials []StorageCredential `json:"storage-credentials,omitempty"`
+	}{l, meta, cfg, creds})
 }
 
 // Config implements Catalog.

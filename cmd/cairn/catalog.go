@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"time"
 
 	"github.com/rs/zerolog"
 
@@ -38,6 +39,10 @@ type catalogParts struct {
 	cutover catalog.Cutover // object backing only
 	backups catalog.Backups // durable-strong backing only
 	status  *migrate.Reporter
+	// vendTTL is the lifetime of vended credentials (zero:
+	// defaultVendTTL), region the one they are for (serve's --region).
+	vendTTL time.Duration
+	region  string
 }
 
 // parseFailpoints parses CAIRN_FAILPOINTS.

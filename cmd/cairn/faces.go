@@ -139,6 +139,17 @@ func newIcebergFace(parts *catalogParts, users *iam.Directory, reg prometheus.Re
 		Logger:              log.With().Str("component", "iceberg").Logger(),
 		Metrics:             metrics,
 	}
+	if users != nil {
+		ttl := parts.vendTTL
+		if ttl == 0 {
+			ttl = defaultVendTTL
+		}
+		region := parts.region
+		if region == "" {
+			region = defaultRegion
+		}
+		opt.Vendor = &icebergVendor{users: users, ttl: ttl, region: region}
+	}
 	// Nil interfaces stay nil: the face answers 400 for the other mode.
 	if parts.cutover != nil {
 		opt.Cutover = parts.cutover

@@ -17,6 +17,7 @@ import (
 	"github.com/cairnstore/cairn/frontends/control"
 	"github.com/cairnstore/cairn/frontends/control/catalogctl"
 	"github.com/cairnstore/cairn/frontends/s3"
+	"github.com/cairnstore/cairn/frontends/s3/iam"
 )
 
 const (
@@ -48,6 +49,9 @@ type serveOptions struct {
 	// Region is the S3 face's region (GetBucketLocation, HeadBucket,
 	// CreateBucket's location constraint and re-create answer).
 	Region string
+	// CredentialTTL is the lifetime of the credentials the Iceberg
+	// catalog vends (zero: defaultVendTTL).
+	CredentialTTL time.Duration
 	// NoConsole turns the web console at /console/ off.
 	NoConsole bool
 	// ConsoleSecureCookie marks the console's cookie Secure although the
@@ -82,6 +86,7 @@ func serveCommand(done func(invocation)) *cobra.Command {
 	o.Memory.register(fs)
 	o.SSE.register(fs)
 	fs.StringVar(&o.Region, "region", defaultRegion, "the S3 `region` the server answers for (us-east-1 answers a re-create of one's own bucket 200, as S3 does there)")
+	fs.DurationVar(&o.CredentialTTL, "catalog-credential-ttl", defaultVendTTL, "lifetime of the S3 credentials the Iceberg catalog vends for a table's location (1s to 12h)")
 	fs.BoolVar(&o.NoConsole, "no-console", false, "do not serve the web console at /console/")
 	fs.BoolVar(&o.ConsoleSecureCookie, "console-secure-cookie", false, "mark the console's session cookie Secure (behind a proxy that terminates TLS)")
 	fs.DurationVar(&o.LifecycleInterval, "lifecycle-interval", 0, "how often lifecycle rules are applied (0: 1h)")
@@ -110,6 +115,9 @@ func (o serveOptions) check() (zerolog.Level, error) {
 	}
 	if o.MountOpt.AttrTimeout <= 0 {
 		return 0, usageErrorf(cmd, "--attr-timeout must be positive")
+	}
+	if o.CredentialTTL < time.Second || o.CredentialTTL > iam.MaxSessionDuration {
+		return 0, usageErrorf(cmd, "--catalog-credential-ttl %v: want 1s to %v", o.CredentialTTL, iam.MaxSessionDuration)
 	}
 	if o.LifecycleInterval < 0 || o.LifecycleDay < 0 {
 		return 0, usageErrorf(cmd, "--lifecycle-interval and --lifecycle-day must not be negative")
@@ -178,6 +186,7 @@ func runServe(ctx context.Context, o serveOptions, d deps) (err error) {
 	if err != nil {
 		return err
 	}
+	parts.vendTTL, parts.region = o.CredentialTTL, o.Region
 
 	mx := newServerMetrics() // storemetrics.go: the mount's requests and the store's health
 	if o.Mount != "" {

@@ -24,13 +24,18 @@
 //     token outlives a restart until it expires); POST /v1/oauth/token-keys
 //     (root only) rotates them, and a token of the key before the previous
 //     one is refused.
+//   - Credential vending (vend.go): X-Iceberg-Access-Delegation:
+//     vended-credentials on create and load, and .../credentials, answer
+//     credentials for the table's location from the Vendor (cmd/ makes
+//     them temporary credentials of the S3 face's users), read-write when
+//     the Authorizer lets the caller write the warehouse, never cached.
 //   - Idempotency-Key replay on mutating routes (idempotency.go), request
 //     ids, one zerolog access line per request and Prometheus metrics by
 //     route and status (server.go, metrics.go).
 //
 // It may import package catalog (for its sentinel errors) and nothing of
 // another face: not frontends/s3 nor its sigv4 and iam packages (cmd/cairn
-// adapts those to Authenticator and Authorizer).
+// adapts those to Authenticator, Authorizer and Vendor).
 //
 // # Invariants
 //

@@ -47,6 +47,9 @@ type Options struct {
 	// Authorizer decides catalog policy actions; nil allows every
 	// authenticated request.
 	Authorizer Authorizer
+	// Vendor vends credentials for tables' data (vend.go); nil: clients
+	// asking for vended credentials get none.
+	Vendor Vendor
 	// NamespaceSeparator is advertised as namespace-separator and
 	// accepted in paths besides 0x1F; empty means 0x1F only.
 	NamespaceSeparator string

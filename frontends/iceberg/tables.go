@@ -41,6 +41,12 @@ func (s *Server) createTable(req *request) (reply, error) {
 	if err != nil {
 		return reply{}, err
 	}
+	if wantsVended(req) && s.opt.Vendor != nil {
+		if err := s.addCredentials(req, &res); err != nil {
+			return reply{}, err
+		}
+		return reply{status: http.StatusOK, body: res, header: noStore(etag(res.ETag))}, nil
+	}
 	return reply{status: http.StatusOK, body: res, header: etag(res.ETag)}, nil
 }
 
@@ -56,6 +62,13 @@ func (s *Server) loadTable(req *request) (reply, error) {
 	res, err := s.opt.Catalog.LoadTable(req.Context(), req.warehouse, id, snapshots)
 	if err != nil {
 		return reply{}, missingParent(err, catalog.ErrNoSuchTable, id)
+	}
+	if wantsVended(req) && s.opt.Vendor != nil {
+		// Credentials are fresh at every load: no 304, no caching.
+		if err := s.addCredentials(req, &res); err != nil {
+			return reply{}, err
+		}
+		return reply{status: http.StatusOK, body: res, header: noStore(etag(res.ETag))}, nil
 	}
 	if res.ETag != "" && req.Header.Get("If-None-Match") == quoted(res.ETag) {
 		return reply{status: http.StatusNotModified, header: etag(res.ETag)}, nil

@@ -126,17 +126,28 @@ func (d *Directory) sessionSecret(accessKey string) string {
 }
 
 // AssumeRole makes temporary credentials for parent (the root or a
-// user), valid for dur from now, limited by policy (an identity policy
-// document; empty: none). A session cannot make another.
+// user), valid for dur from now (STS's bounds: MinSessionDuration to
+// MaxSessionDuration), limited by policy (an identity policy document;
+// empty: none). A session cannot make another.
 func (d *Directory) AssumeRole(parent string, dur time.Duration, policy string, now time.Time) (Session, error) {
+	if dur < MinSessionDuration || dur > MaxSessionDuration {
+		return Session{}, fmt.Errorf("%w: a session lasts %v to %v, not %v", ErrInvalidUser, MinSessionDuration, MaxSessionDuration, dur)
+	}
+	return d.NewSession(parent, dur, policy, now)
+}
+
+// NewSession is AssumeRole for the server's own uses, with any duration
+// from a second to MaxSessionDuration: the Iceberg catalog vends
+// credentials for a table's location with its configured lifetime.
+func (d *Directory) NewSession(parent string, dur time.Duration, policy string, now time.Time) (Session, error) {
 	if IsSessionKey(parent) {
 		return Session{}, fmt.Errorf("%w: temporary credentials cannot assume a role", ErrInvalidUser)
 	}
 	if !d.Exists(parent) {
 		return Session{}, fmt.Errorf("%w: %s", ErrNoSuchUser, parent)
 	}
-	if dur < MinSessionDuration || dur > MaxSessionDuration {
-		return Session{}, fmt.Errorf("%w: a session lasts %v to %v, not %v", ErrInvalidUser, MinSessionDuration, MaxSessionDuration, dur)
+	if dur < time.Second || dur > MaxSessionDuration {
+		return Session{}, fmt.Errorf("%w: a session lasts 1s to %v, not %v", ErrInvalidUser, MaxSessionDuration, dur)
 	}
 	var pol *access.Policy
 	if policy != "" {
