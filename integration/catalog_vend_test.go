@@ -40,7 +40,10 @@ type vendedLoad struct {
 // writes the table's data files over S3, is refused one key outside the
 // location, and, once they expired, everything; a user who may only read
 // gets read-only ones; GET .../credentials refreshes them; another
-// warehouse is refused to the first user.
+// warehouse is refused to the first user. Remote signing: a load asking
+// for it names the signer, which signs a put inside the table's location
+// (the put then lands), refuses one outside (403 ForbiddenException) and
+// a reader's put, and signs a reader's get.
 func TestCatalogVendedCredentials(t *testing.T) {
 	t.Setenv("CAIRN_ROOT_USER", s3User)
 	t.Setenv("CAIRN_ROOT_PASSWORD", s3Secret)
@@ -60,16 +63,27 @@ func TestCatalogVendedCredentials(t *testing.T) {
 		}
 		browserAddUser(t, s, name, name+"-secret-key", "@"+p)
 	}
-	call := func(user, path string) (int, http.Header, []byte) {
+	// call GETs path (POSTs body when given) as user, asking for the
+	// access delegation mechanism delegation when given.
+	call := func(user, path, delegation, body string) (int, http.Header, []byte) {
 		t.Helper()
 		ctx, cancel := context.WithTimeout(context.Background(), cfCallTimeout)
 		defer cancel()
-		req, err := http.NewRequestWithContext(ctx, http.MethodGet, s.url(path), nil)
+		method := http.MethodGet
+		if body != "" {
+			method = http.MethodPost
+		}
+		req, err := http.NewRequestWithContext(ctx, method, s.url(path), strings.NewReader(body))
 		if err != nil {
 			t.Fatal(err)
 		}
-		req.Header.Set("X-Iceberg-Access-Delegation", "vended-credentials")
-		if err := sigv4.Sign(req, user, user+"-secret-key", s3Region, "s3", sha256hex(nil), time.Now()); err != nil {
+		if delegation != "" {
+			req.Header.Set("X-Iceberg-Access-Delegation", delegation)
+		}
+		if body != "" {
+			req.Header.Set("Content-Type", "application/json")
+		}
+		if err := sigv4.Sign(req, user, user+"-secret-key", s3Region, "s3", sha256hex([]byte(body)), time.Now()); err != nil {
 			t.Fatal(err)
 		}
 		resp, err := http.DefaultClient.Do(req)
@@ -82,7 +96,7 @@ func TestCatalogVendedCredentials(t *testing.T) {
 	}
 	load := func(user string) (vendedLoad, *s3.Client, time.Time) {
 		t.Helper()
-		status, h, body := call(user, "/iceberg/v1/vwh/namespaces/ns/tables/t")
+		status, h, body := call(user, "/iceberg/v1/vwh/namespaces/ns/tables/t", "vended-credentials", "")
 		if status != http.StatusOK {
 			t.Fatalf("%s loads the table with vended credentials: %d %s", user, status, body)
 		}
@@ -155,7 +169,7 @@ func TestCatalogVendedCredentials(t *testing.T) {
 	wantCode("a write with a reader's vended credentials", put(reader, loc+"/data/r.parquet"), http.StatusForbidden, "AccessDenied")
 
 	// The credentials endpoint; another warehouse.
-	status, h, body := call("eng", "/iceberg/v1/vwh/namespaces/ns/tables/t/credentials")
+	status, h, body := call("eng", "/iceberg/v1/vwh/namespaces/ns/tables/t/credentials", "vended-credentials", "")
 	var refreshed struct {
 		StorageCredentials []struct {
 			Prefix string            `json:"prefix"`
@@ -166,8 +180,65 @@ func TestCatalogVendedCredentials(t *testing.T) {
 		len(refreshed.StorageCredentials) != 1 || refreshed.StorageCredentials[0].Config["s3.session-token"] == "" {
 		t.Fatalf("GET .../credentials: %d %s", status, body)
 	}
-	if status, _, body := call("eng", "/iceberg/v1/owh/namespaces/ns/tables/t"); status != http.StatusForbidden {
+	if status, _, body := call("eng", "/iceberg/v1/owh/namespaces/ns/tables/t", "vended-credentials", ""); status != http.StatusForbidden {
 		t.Fatalf("eng loads a table of another warehouse: %d %s, want 403", status, body)
+	}
+
+	// Remote signing: the load turns it on and names the signer; the
+	// signer signs requests inside the location only, and writes only for
+	// a caller who may write.
+	sign := func(user, method, uri string) (int, []byte, http.Header) {
+		t.Helper()
+		status, h, body := call(user, "/iceberg/v1/vwh/namespaces/ns/tables/t", "remote-signing", "")
+		var lt vendedLoad
+		if status != http.StatusOK || json.Unmarshal(body, &lt) != nil || lt.Config["s3.remote-signing-enabled"] != "true" || h.Get("Cache-Control") != "no-store" {
+			t.Fatalf("a load asking for remote signing: %d %s", status, body)
+		}
+		signer := strings.TrimPrefix(lt.Config["s3.signer.uri"], s.url(""))
+		req := `{"region":"` + s3Region + `","uri":"` + uri + `","method":"` + method + `","headers":{"x-amz-content-sha256":["UNSIGNED-PAYLOAD"]}}`
+		status, _, body = call(user, signer+"/"+lt.Config["s3.signer.endpoint"], "", req)
+		var sr struct {
+			Headers http.Header `json:"headers"`
+		}
+		if status == http.StatusOK {
+			if err := json.Unmarshal(body, &sr); err != nil {
+				t.Fatal(err)
+			}
+		}
+		return status, body, sr.Headers
+	}
+	signedURI := s.url("/vwh/" + loc + "/data/signed.parquet")
+	status, body, hdr := sign("eng", http.MethodPut, signedURI)
+	if status != http.StatusOK || hdr.Get("Authorization") == "" || hdr.Get("X-Amz-Security-Token") == "" {
+		t.Fatalf("signing a put inside the location: %d %s", status, body)
+	}
+	preq, err := http.NewRequestWithContext(callCtx(t), http.MethodPut, signedURI, strings.NewReader("signed rows"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for k, v := range hdr {
+		preq.Header[k] = v
+	}
+	presp, err := http.DefaultClient.Do(preq)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pbody, _ := io.ReadAll(presp.Body)
+	_ = presp.Body.Close()
+	if presp.StatusCode != http.StatusOK {
+		t.Fatalf("the put with the signed headers %v: %d %s", hdr, presp.StatusCode, pbody)
+	}
+	if err := get(eng, loc+"/data/signed.parquet"); err != nil {
+		t.Fatalf("reading the remotely signed put back: %v", err)
+	}
+	if status, body, _ := sign("eng", http.MethodPut, s.url("/vwh/ns/other/data/x.parquet")); status != http.StatusForbidden || !strings.Contains(string(body), "ForbiddenException") {
+		t.Fatalf("signing a put outside the location: %d %s, want 403 ForbiddenException", status, body)
+	}
+	if status, body, _ := sign("reader", http.MethodPut, s.url("/vwh/"+loc+"/data/r.parquet")); status != http.StatusForbidden {
+		t.Fatalf("signing a reader's put: %d %s, want 403", status, body)
+	}
+	if status, body, _ := sign("reader", http.MethodGet, signedURI); status != http.StatusOK {
+		t.Fatalf("signing a reader's get: %d %s", status, body)
 	}
 
 	// Expired: refused.

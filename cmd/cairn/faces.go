@@ -148,7 +148,8 @@ func newIcebergFace(parts *catalogParts, users *iam.Directory, reg prometheus.Re
 		if region == "" {
 			region = defaultRegion
 		}
-		opt.Vendor = &icebergVendor{users: users, ttl: ttl, region: region}
+		v := &icebergVendor{users: users, ttl: ttl, region: region}
+		opt.Vendor, opt.Signer = v, v
 	}
 	// Nil interfaces stay nil: the face answers 400 for the other mode.
 	if parts.cutover != nil {

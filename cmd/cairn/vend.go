@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"net/http"
+	"net/url"
 	"strconv"
 	"strings"
 	"time"
@@ -11,6 +13,7 @@ import (
 	"github.com/cairnstore/cairn/catalog"
 	"github.com/cairnstore/cairn/frontends/iceberg"
 	"github.com/cairnstore/cairn/frontends/s3/iam"
+	"github.com/cairnstore/cairn/frontends/s3/sigv4"
 )
 
 // defaultVendTTL is how long vended credentials last by default.
@@ -26,7 +29,51 @@ type icebergVendor struct {
 	region string
 }
 
-var _ iceberg.Vendor = (*icebergVendor)(nil)
+var (
+	_ iceberg.Vendor        = (*icebergVendor)(nil)
+	_ iceberg.RequestSigner = (*icebergVendor)(nil)
+)
+
+// signTTL is how long the credentials a remotely signed request is signed
+// with last: a signature is used at once, but a large upload's parts are
+// sent over minutes.
+const signTTL = 15 * time.Minute
+
+// SignRequest implements iceberg.RequestSigner: it signs the request
+// with new temporary credentials of p limited to the location, and
+// returns its headers with the signature and the session token.
+func (v *icebergVendor) SignRequest(_ context.Context, p iceberg.Principal, bucket, prefix string, write bool, region, method string, u *url.URL, headers http.Header) (http.Header, error) {
+	if strings.ContainsAny(bucket+prefix, "*?$") {
+		return nil, fmt.Errorf("%w: the table's location s3://%s/%s holds a policy wildcard; requests cannot be limited to it", catalog.ErrBadRequest, bucket, prefix)
+	}
+	policy, err := locationPolicy(bucket, prefix, write)
+	if err != nil {
+		return nil, err
+	}
+	now := time.Now()
+	s, err := v.users.NewSession(p.AccessKey, signTTL, policy, now)
+	if err != nil {
+		return nil, fmt.Errorf("sign for %s: %w", p.AccessKey, err)
+	}
+	// The client's names as it sent them (the protocol's JSON keeps their
+	// case), one canonical key each; Host is the URL's.
+	h := http.Header{}
+	for k, v := range headers {
+		h[http.CanonicalHeaderKey(k)] = append(h[http.CanonicalHeaderKey(k)], v...)
+	}
+	for _, k := range []string{"Authorization", "X-Amz-Date", "X-Amz-Security-Token", "Host"} {
+		h.Del(k)
+	}
+	h.Set("X-Amz-Security-Token", s.Token)
+	if region == "" {
+		region = v.region
+	}
+	r := &http.Request{Method: method, URL: u, Host: u.Host, Header: h}
+	if err := sigv4.Sign(r, s.AccessKey, s.SecretKey, region, "s3", h.Get("X-Amz-Content-Sha256"), now); err != nil {
+		return nil, fmt.Errorf("sign %s %s: %w", method, u, err)
+	}
+	return r.Header, nil
+}
 
 // VendCredentials implements iceberg.Vendor.
 func (v *icebergVendor) VendCredentials(_ context.Context, p iceberg.Principal, bucket, prefix string, write bool) (map[string]string, error) {

@@ -28,14 +28,18 @@
 //     vended-credentials on create and load, and .../credentials, answer
 //     credentials for the table's location from the Vendor (cmd/ makes
 //     them temporary credentials of the S3 face's users), read-write when
-//     the Authorizer lets the caller write the warehouse, never cached.
+//     the Authorizer lets the caller write the warehouse, never cached;
+//     remote signing (sign.go): X-Iceberg-Access-Delegation:
+//     remote-signing turns it on in the table's config, and
+//     .../tables/{table}/sign has the RequestSigner sign S3 requests
+//     inside the table's location only.
 //   - Idempotency-Key replay on mutating routes (idempotency.go), request
 //     ids, one zerolog access line per request and Prometheus metrics by
 //     route and status (server.go, metrics.go).
 //
 // It may import package catalog (for its sentinel errors) and nothing of
 // another face: not frontends/s3 nor its sigv4 and iam packages (cmd/cairn
-// adapts those to Authenticator, Authorizer and Vendor).
+// adapts those to Authenticator, Authorizer, Vendor and RequestSigner).
 //
 // # Invariants
 //

@@ -54,6 +54,7 @@ func routeTable() []*route {
 		{method: "POST", path: table, op: "updateTable", action: ActionWrite, advertise: true, idempotent: true, jsonBody: true, handle: (*Server).updateTable},
 		{method: "DELETE", path: table, op: "dropTable", action: ActionWrite, advertise: true, idempotent: true, handle: (*Server).dropTable},
 		{method: "POST", path: one + "/register", op: "registerTable", action: ActionWrite, advertise: true, idempotent: true, jsonBody: true, handle: (*Server).registerTable},
+		{method: "POST", path: table + "/sign", op: "signRequest", action: ActionRead, jsonBody: true, handle: (*Server).signTable},
 		{method: "GET", path: table + "/credentials", op: "loadCredentials", action: ActionRead, advertise: true, handle: (*Server).loadCredentials},
 		{method: "POST", path: table + "/metrics", op: "reportMetrics", action: ActionRead, advertise: true, jsonBody: true, handle: (*Server).reportMetrics},
 		{method: "POST", path: "/v1/{prefix}/tables/rename", op: "renameTable", action: ActionWrite, advertise: true, idempotent: true, jsonBody: true, handle: (*Server).renameTable},

@@ -50,6 +50,9 @@ type Options struct {
 	// Vendor vends credentials for tables' data (vend.go); nil: clients
 	// asking for vended credentials get none.
 	Vendor Vendor
+	// Signer signs S3 requests for tables' data (sign.go); nil: no remote
+	// signing.
+	Signer RequestSigner
 	// NamespaceSeparator is advertised as namespace-separator and
 	// accepted in paths besides 0x1F; empty means 0x1F only.
 	NamespaceSeparator string

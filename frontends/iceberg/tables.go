@@ -41,11 +41,8 @@ func (s *Server) createTable(req *request) (reply, error) {
 	if err != nil {
 		return reply{}, err
 	}
-	if wantsVended(req) && s.opt.Vendor != nil {
-		if err := s.addCredentials(req, &res); err != nil {
-			return reply{}, err
-		}
-		return reply{status: http.StatusOK, body: res, header: noStore(etag(res.ETag))}, nil
+	if r, ok, err := s.delegate(req, &res); ok || err != nil {
+		return r, err
 	}
 	return reply{status: http.StatusOK, body: res, header: etag(res.ETag)}, nil
 }
@@ -63,12 +60,9 @@ func (s *Server) loadTable(req *request) (reply, error) {
 	if err != nil {
 		return reply{}, missingParent(err, catalog.ErrNoSuchTable, id)
 	}
-	if wantsVended(req) && s.opt.Vendor != nil {
-		// Credentials are fresh at every load: no 304, no caching.
-		if err := s.addCredentials(req, &res); err != nil {
-			return reply{}, err
-		}
-		return reply{status: http.StatusOK, body: res, header: noStore(etag(res.ETag))}, nil
+	// Credentials are fresh at every load: no 304, no caching.
+	if r, ok, err := s.delegate(req, &res); ok || err != nil {
+		return r, err
 	}
 	if res.ETag != "" && req.Header.Get("If-None-Match") == quoted(res.ETag) {
 		return reply{status: http.StatusNotModified, header: etag(res.ETag)}, nil

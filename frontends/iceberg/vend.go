@@ -46,12 +46,10 @@ func wantsVended(req *request) bool {
 // addCredentials vends credentials for res's table location into its
 // config and storage-credentials.
 func (s *Server) addCredentials(req *request, res *catalog.TableResult) error {
-	loc := res.Location()
-	bucket, path, ok := strings.Cut(strings.TrimPrefix(loc, "s3://"), "/")
-	if !strings.HasPrefix(loc, "s3://") || !ok || bucket == "" || strings.Trim(path, "/") == "" {
-		return fmt.Errorf("%w: the table's location %q is not an s3:// path to vend credentials for", catalog.ErrBadRequest, loc)
+	bucket, prefix, err := tableLocation(*res)
+	if err != nil {
+		return err
 	}
-	prefix := strings.TrimSuffix(path, "/") + "/"
 	write := s.opt.Authorizer == nil || s.opt.Authorizer.Authorize(req.principal, ActionWrite, req.warehouse)
 	creds, err := s.opt.Vendor.VendCredentials(req.Context(), req.principal, bucket, prefix, write)
 	if err != nil {
@@ -65,6 +63,32 @@ func (s *Server) addCredentials(req *request, res *catalog.TableResult) error {
 	}
 	res.StorageCredentials = []catalog.StorageCredential{{Prefix: "s3://" + bucket + "/" + prefix, Config: creds}}
 	return nil
+}
+
+// delegate adds to res what the access delegation the request asks for
+// needs (vended credentials, remote signing), and returns the answer
+// then: never cached. ok is false when it asks for none this server
+// gives.
+func (s *Server) delegate(req *request, res *catalog.TableResult) (reply, bool, error) {
+	done := false
+	if wantsVended(req) && s.opt.Vendor != nil {
+		if err := s.addCredentials(req, res); err != nil {
+			return reply{}, false, err
+		}
+		done = true
+	}
+	if wantsSigning(req) && s.opt.Signer != nil {
+		id, err := s.resultIdent(req, res)
+		if err != nil {
+			return reply{}, false, err
+		}
+		signingConfig(req, res, id)
+		done = true
+	}
+	if !done {
+		return reply{}, false, nil
+	}
+	return reply{status: http.StatusOK, body: *res, header: noStore(etag(res.ETag))}, true, nil
 }
 
 // noStore marks an answer holding credentials as not to be cached.
