@@ -83,19 +83,9 @@ func (s *Server) signTable(req *request) (reply, error) {
 	if err != nil {
 		return reply{}, err
 	}
-	var sr signRequest
-	if err := json.Unmarshal(req.body, &sr); err != nil {
-		return reply{}, badRequest("sign request: %v", err)
-	}
-	u, err := url.Parse(sr.URI)
-	if err != nil || u.Host == "" {
-		return reply{}, badRequest("sign request: uri %q is not an absolute URL", sr.URI)
-	}
-	method := strings.ToUpper(sr.Method)
-	switch method {
-	case http.MethodGet, http.MethodHead, http.MethodPut, http.MethodPost, http.MethodDelete:
-	default:
-		return reply{}, badRequest("sign request: method %q is not an S3 one", sr.Method)
+	sr, u, method, err := parseSignRequest(req.body)
+	if err != nil {
+		return reply{}, err
 	}
 	res, err := s.opt.Catalog.LoadTable(req.Context(), req.warehouse, id, "refs")
 	if err != nil {
@@ -105,13 +95,7 @@ func (s *Server) signTable(req *request) (reply, error) {
 	if err != nil {
 		return reply{}, err
 	}
-	// Path-style: /bucket/key; a list is /bucket?prefix=...
-	path := strings.TrimPrefix(u.Path, "/")
-	b, key, _ := strings.Cut(path, "/")
-	inside := b == bucket && strings.HasPrefix(key, prefix)
-	if b == bucket && key == "" && method == http.MethodGet {
-		inside = strings.HasPrefix(u.Query().Get("prefix"), prefix)
-	}
+	inside := insideLocation(u, method, bucket, prefix)
 	if !inside {
 		return reply{}, fmt.Errorf("%w: %s %s is outside the table's location s3://%s/%s; only requests for the table's files are signed", ErrForbidden, method, sr.URI, bucket, prefix)
 	}
@@ -124,6 +108,40 @@ func (s *Server) signTable(req *request) (reply, error) {
 		return reply{}, err
 	}
 	return reply{status: http.StatusOK, body: signResponse{URI: sr.URI, Headers: h}, header: noStore(nil)}, nil
+}
+
+// parseSignRequest decodes a sign request: an absolute URI and an S3
+// method (upper-cased).
+func parseSignRequest(body []byte) (signRequest, *url.URL, string, error) {
+	var sr signRequest
+	if err := json.Unmarshal(body, &sr); err != nil {
+		return signRequest{}, nil, "", badRequest("sign request: %v", err)
+	}
+	u, err := url.Parse(sr.URI)
+	if err != nil || u.Host == "" || (u.Scheme != "http" && u.Scheme != "https") {
+		return signRequest{}, nil, "", badRequest("sign request: uri %q is not an absolute http(s) URL", sr.URI)
+	}
+	method := strings.ToUpper(sr.Method)
+	switch method {
+	case http.MethodGet, http.MethodHead, http.MethodPut, http.MethodPost, http.MethodDelete:
+	default:
+		return signRequest{}, nil, "", badRequest("sign request: method %q is not an S3 one", sr.Method)
+	}
+	return sr, u, method, nil
+}
+
+// insideLocation says whether an S3 request (path-style, as the catalog's
+// config asks: /bucket/key, or a list /bucket?prefix=...) is for the
+// objects of bucket under prefix.
+func insideLocation(u *url.URL, method, bucket, prefix string) bool {
+	b, key, _ := strings.Cut(strings.TrimPrefix(u.Path, "/"), "/")
+	if b != bucket {
+		return false
+	}
+	if key == "" {
+		return method == http.MethodGet && strings.HasPrefix(u.Query().Get("prefix"), prefix)
+	}
+	return strings.HasPrefix(key, prefix)
 }
 
 // tableLocation splits a table's location into its bucket and key prefix
