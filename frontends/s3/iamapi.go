@@ -87,15 +87,21 @@ type listUserPoliciesResponse struct {
 
 // iamQuery serves one IAM call, answering its errors in IAM's form.
 func (s *Server) iamQuery(w *recorder, req *request) error {
-	err := s.iamCall(w, req)
+	return queryError(w, req, iamNS, s.iamCall(w, req), iamErrorOf)
+}
+
+// queryError answers err of a query-protocol call (IAM's, STS's) in its
+// form, <ErrorResponse> in namespace ns, mapping errors that are not
+// already an *iamError with errorOf; nil when err is.
+func queryError(w *recorder, req *request, ns string, err error, errorOf func(error) *iamError) error {
 	if err == nil {
 		return nil
 	}
 	var ie *iamError
 	if !errors.As(err, &ie) {
-		ie = iamErrorOf(err)
+		ie = errorOf(err)
 	}
-	res := iamErrorResponse{NS: iamNS, RequestID: req.id}
+	res := iamErrorResponse{NS: ns, RequestID: req.id}
 	res.Error.Type, res.Error.Code, res.Error.Message = "Sender", ie.code, ie.message
 	if ie.status >= 500 {
 		res.Error.Type = "Receiver"

@@ -98,25 +98,7 @@ var roleSessionNameRe = regexp.MustCompile(`^[\w+=,.@-]{2,64}$`)
 
 // stsQuery serves one STS call, answering its errors in STS's form.
 func (s *Server) stsQuery(w *recorder, req *request) error {
-	err := s.stsCall(w, req)
-	if err == nil {
-		return nil
-	}
-	var ie *iamError
-	if !errors.As(err, &ie) {
-		ie = stsErrorOf(err)
-	}
-	res := iamErrorResponse{NS: stsNS, RequestID: req.id}
-	res.Error.Type, res.Error.Code, res.Error.Message = "Sender", ie.code, ie.message
-	if ie.status >= 500 {
-		res.Error.Type = "Receiver"
-	}
-	w.Header().Set("Content-Type", "text/xml")
-	w.WriteHeader(ie.status)
-	if _, werr := w.Write([]byte(xml.Header)); werr != nil {
-		return werr
-	}
-	return xml.NewEncoder(w).Encode(res)
+	return queryError(w, req, stsNS, s.stsCall(w, req), stsErrorOf)
 }
 
 // stsErrorOf maps the user directory's errors to STS's codes.

@@ -20,13 +20,11 @@ import (
 	"os"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/cairnstore/cairn/catalog"
 	"github.com/cairnstore/cairn/catalog/objectbacked"
 	"github.com/cairnstore/cairn/catalog/strong"
-	"github.com/cairnstore/cairn/objstore"
-	"github.com/cairnstore/cairn/objstore/meta"
+	"github.com/cairnstore/cairn/integration/internal/workerstore"
 )
 
 const (
@@ -53,14 +51,9 @@ func main() {
 		fail("flags", errors.New("-data is required"))
 	}
 	ctx := context.Background()
-	// As cmd/cairn's storeFlags.options with only --data given.
-	idx, err := meta.OpenBolt(meta.BoltPath(*dir), 5*time.Second)
+	st, err := workerstore.Open(ctx, *dir)
 	if err != nil {
-		fail("open index", err)
-	}
-	st, err := objstore.Open(ctx, objstore.Options{Index: idx, Dir: *dir, Parity: -1})
-	if err != nil {
-		fail("open store", err)
+		fail("store", err)
 	}
 	var b catalog.Backing
 	switch *backing {
