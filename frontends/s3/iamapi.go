@@ -114,6 +114,39 @@ func queryError(w *recorder, req *request, ns string, err error, errorOf func(er
 	return xml.NewEncoder(w).Encode(res)
 }
 
+// queryCaller checks what every query-protocol call needs: a user
+// directory, and a signed request.
+func (s *Server) queryCaller(req *request) error {
+	if s.opt.Users == nil {
+		return &iamError{http.StatusNotImplemented, "NotImplemented", "This server has no user directory."}
+	}
+	if req.auth.AccessKey == "" {
+		return &iamError{http.StatusForbidden, "MissingAuthenticationToken", "Request is missing Authentication Token"}
+	}
+	return nil
+}
+
+// queryForm reads a query-protocol call's form body, of API version
+// version when it names one.
+func queryForm(req *request, version string) (url.Values, error) {
+	raw, err := readBody(req, maxIAMForm)
+	var tooLarge *APIError
+	if errors.As(err, &tooLarge) {
+		return nil, &iamError{http.StatusBadRequest, "ValidationError", "The request body is too large."}
+	}
+	if err != nil {
+		return nil, err
+	}
+	form, err := url.ParseQuery(string(raw))
+	if err != nil {
+		return nil, &iamError{http.StatusBadRequest, "MalformedQueryString", err.Error()}
+	}
+	if v := form.Get("Version"); v != "" && v != version {
+		return nil, &iamError{http.StatusBadRequest, "InvalidParameterValue", "Version " + v + " is not " + version + "."}
+	}
+	return form, nil
+}
+
 // iamErrorOf maps the user directory's errors to IAM's codes.
 func iamErrorOf(err error) *iamError {
 	switch {
@@ -132,29 +165,15 @@ func iamErrorOf(err error) *iamError {
 }
 
 func (s *Server) iamCall(w *recorder, req *request) error {
-	if s.opt.Users == nil {
-		return &iamError{http.StatusNotImplemented, "NotImplemented", "This server has no user directory."}
-	}
-	if req.auth.AccessKey == "" {
-		return &iamError{http.StatusForbidden, "MissingAuthenticationToken", "Request is missing Authentication Token"}
+	if err := s.queryCaller(req); err != nil {
+		return err
 	}
 	if req.auth.Service != "iam" {
 		return &iamError{http.StatusBadRequest, "InvalidClientTokenId", "The request is not signed for service iam."}
 	}
-	raw, err := readBody(req, maxIAMForm)
-	var tooLarge *APIError
-	if errors.As(err, &tooLarge) {
-		return &iamError{http.StatusBadRequest, "ValidationError", "The request body is too large."}
-	}
+	form, err := queryForm(req, iamVersion)
 	if err != nil {
 		return err
-	}
-	form, err := url.ParseQuery(string(raw))
-	if err != nil {
-		return &iamError{http.StatusBadRequest, "MalformedQueryString", err.Error()}
-	}
-	if v := form.Get("Version"); v != "" && v != iamVersion {
-		return &iamError{http.StatusBadRequest, "InvalidParameterValue", "Version " + v + " is not " + iamVersion + "."}
 	}
 	action := form.Get("Action")
 	user, name := form.Get("UserName"), form.Get("PolicyName")

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"net/url"
 	"regexp"
 	"strconv"
 	"time"
@@ -117,26 +116,12 @@ func stsErrorOf(err error) *iamError {
 }
 
 func (s *Server) stsCall(w *recorder, req *request) error {
-	if s.opt.Users == nil {
-		return &iamError{http.StatusNotImplemented, "NotImplemented", "This server has no user directory."}
-	}
-	if req.auth.AccessKey == "" {
-		return &iamError{http.StatusForbidden, "MissingAuthenticationToken", "Request is missing Authentication Token"}
-	}
-	raw, err := readBody(req, maxIAMForm)
-	var tooLarge *APIError
-	if errors.As(err, &tooLarge) {
-		return &iamError{http.StatusBadRequest, "ValidationError", "The request body is too large."}
-	}
-	if err != nil {
+	if err := s.queryCaller(req); err != nil {
 		return err
 	}
-	form, err := url.ParseQuery(string(raw))
+	form, err := queryForm(req, stsVersion)
 	if err != nil {
-		return &iamError{http.StatusBadRequest, "MalformedQueryString", err.Error()}
-	}
-	if v := form.Get("Version"); v != "" && v != stsVersion {
-		return &iamError{http.StatusBadRequest, "InvalidParameterValue", "Version " + v + " is not " + stsVersion + "."}
+		return err
 	}
 	switch action := form.Get("Action"); action {
 	case "AssumeRole":
