@@ -258,23 +258,25 @@ func (ws *writeState) snapshot() (objstore.Patch, bool, error) {
 	if total > snapMax {
 		return p, false, nil
 	}
-	buf := make([]byte, total)
+	rb := &rangeBytes{ranges: p.Dirty, buf: make([]byte, total), at: make([]int64, len(p.Dirty))}
 	off := int64(0)
-	for _, r := range p.Dirty {
-		if _, err := ws.stage.ReadAt(buf[off:off+r.Length], r.Offset); err != nil && !errors.Is(err, io.EOF) {
+	for i, r := range p.Dirty {
+		rb.at[i] = off
+		if _, err := ws.stage.ReadAt(rb.buf[off:off+r.Length], r.Offset); err != nil && !errors.Is(err, io.EOF) {
 			return objstore.Patch{}, false, err
 		}
 		off += r.Length
 	}
-	p.Src = &rangeBytes{ranges: p.Dirty, buf: buf}
+	p.Src = rb
 	return p, true, nil
 }
 
-// rangeBytes holds the bytes of ranges one after another in buf: an
-// io.ReaderAt of those ranges at their own offsets.
+// rangeBytes holds the bytes of ranges one after another in buf (range
+// i's from at[i]): an io.ReaderAt of those ranges at their own offsets.
 type rangeBytes struct {
 	ranges []objstore.Range
 	buf    []byte
+	at     []int64
 }
 
 // ReadAt reads within one of the ranges.
@@ -283,10 +285,7 @@ func (rb *rangeBytes) ReadAt(p []byte, off int64) (int, error) {
 	if i == len(rb.ranges) || rb.ranges[i].Offset > off {
 		return 0, fmt.Errorf("read at %d: %w", off, io.ErrUnexpectedEOF)
 	}
-	pos := off - rb.ranges[i].Offset
-	for _, r := range rb.ranges[:i] {
-		pos += r.Length
-	}
+	pos := rb.at[i] + off - rb.ranges[i].Offset
 	n := copy(p, rb.buf[pos:pos+rb.ranges[i].End()-off])
 	if n < len(p) {
 		return n, io.EOF

@@ -175,14 +175,13 @@ func catalogCrashRun(t *testing.T, bin, hook string, wantStaged int) {
 	}
 }
 
-// killCatalogWorker runs the worker on dir until it prints "KILL ME",
-// SIGKILLs it, and returns the metadata locations it reported: the table's
-// after its first commit and the file its stopped commit wrote.
-func killCatalogWorker(t *testing.T, bin, dir, hook string) (oldLoc, newLoc string) {
+// startLineWorker starts a crash test's child process, bin with args, and
+// returns it, its stdout line by line (closed at its end) and its stderr.
+func startLineWorker(t *testing.T, bin string, args ...string) (*exec.Cmd, <-chan string, *syncBuffer) {
 	t.Helper()
-	cmd := exec.Command(bin, "-data", dir, "-hook", hook)
-	var stderr syncBuffer
-	cmd.Stderr = &stderr
+	cmd := exec.Command(bin, args...)
+	stderr := &syncBuffer{}
+	cmd.Stderr = stderr
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -190,19 +189,28 @@ func killCatalogWorker(t *testing.T, bin, dir, hook string) (oldLoc, newLoc stri
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	killed := false
-	defer func() {
-		if !killed {
-			_ = cmd.Process.Kill()
-			_ = cmd.Wait()
-		}
-	}()
 	lines := make(chan string)
 	go func() {
 		defer close(lines)
 		sc := bufio.NewScanner(stdout)
 		for sc.Scan() {
 			lines <- sc.Text()
+		}
+	}()
+	return cmd, lines, stderr
+}
+
+// killCatalogWorker runs the worker on dir until it prints "KILL ME",
+// SIGKILLs it, and returns the metadata locations it reported: the table's
+// after its first commit and the file its stopped commit wrote.
+func killCatalogWorker(t *testing.T, bin, dir, hook string) (oldLoc, newLoc string) {
+	t.Helper()
+	cmd, lines, stderr := startLineWorker(t, bin, "-data", dir, "-hook", hook)
+	killed := false
+	defer func() {
+		if !killed {
+			_ = cmd.Process.Kill()
+			_ = cmd.Wait()
 		}
 	}()
 	timeout := time.After(catalogCrashWait)
@@ -234,7 +242,7 @@ wait:
 	}
 	for range lines { // drain until the pipe closes
 	}
-	err = cmd.Wait()
+	err := cmd.Wait()
 	killed = true
 	var ee *exec.ExitError
 	if !errors.As(err, &ee) || ee.Sys().(syscall.WaitStatus).Signal() != syscall.SIGKILL {

@@ -1,11 +1,9 @@
 package integration
 
 import (
-	"bufio"
 	"context"
 	"math/rand/v2"
 	"net/http"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -98,24 +96,7 @@ func TestCatalogTransactionCrash(t *testing.T) {
 // round it acknowledged.
 func killTxnWorker(t *testing.T, bin, dir, backing string, atLeast int) int {
 	t.Helper()
-	cmd := exec.Command(bin, "-data", dir, "-backing", backing)
-	var stderr syncBuffer
-	cmd.Stderr = &stderr
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	lines := make(chan string)
-	go func() {
-		defer close(lines)
-		sc := bufio.NewScanner(stdout)
-		for sc.Scan() {
-			lines <- sc.Text()
-		}
-	}()
+	cmd, lines, stderr := startLineWorker(t, bin, "-data", dir, "-backing", backing)
 	last, killAt := 0, time.Time{}
 	timeout := time.After(catalogCrashWait)
 	for {

@@ -43,17 +43,10 @@ const signTTL = 15 * time.Minute
 // with new temporary credentials of p limited to the location, and
 // returns its headers with the signature and the session token.
 func (v *icebergVendor) SignRequest(_ context.Context, p iceberg.Principal, bucket, prefix string, write bool, region, method string, u *url.URL, headers http.Header) (http.Header, error) {
-	if strings.ContainsAny(bucket+prefix, "*?$") {
-		return nil, fmt.Errorf("%w: the table's location s3://%s/%s holds a policy wildcard; requests cannot be limited to it", catalog.ErrBadRequest, bucket, prefix)
-	}
-	policy, err := locationPolicy(bucket, prefix, write)
+	now := time.Now()
+	s, err := v.scopedSession(p, bucket, prefix, write, signTTL, now)
 	if err != nil {
 		return nil, err
-	}
-	now := time.Now()
-	s, err := v.users.NewSession(p.AccessKey, signTTL, policy, now)
-	if err != nil {
-		return nil, fmt.Errorf("sign for %s: %w", p.AccessKey, err)
 	}
 	// The client's names as it sent them (the protocol's JSON keeps their
 	// case), one canonical key each; Host is the URL's.
@@ -77,16 +70,9 @@ func (v *icebergVendor) SignRequest(_ context.Context, p iceberg.Principal, buck
 
 // VendCredentials implements iceberg.Vendor.
 func (v *icebergVendor) VendCredentials(_ context.Context, p iceberg.Principal, bucket, prefix string, write bool) (map[string]string, error) {
-	if strings.ContainsAny(bucket+prefix, "*?$") {
-		return nil, fmt.Errorf("%w: the table's location s3://%s/%s holds a policy wildcard; credentials cannot be limited to it", catalog.ErrBadRequest, bucket, prefix)
-	}
-	policy, err := locationPolicy(bucket, prefix, write)
+	s, err := v.scopedSession(p, bucket, prefix, write, v.ttl, time.Now())
 	if err != nil {
 		return nil, err
-	}
-	s, err := v.users.NewSession(p.AccessKey, v.ttl, policy, time.Now())
-	if err != nil {
-		return nil, fmt.Errorf("vend credentials for %s: %w", p.AccessKey, err)
 	}
 	cfg := map[string]string{
 		"s3.access-key-id":               s.AccessKey,
@@ -98,6 +84,23 @@ func (v *icebergVendor) VendCredentials(_ context.Context, p iceberg.Principal, 
 		"s3.remote-signing-enabled":      "false",
 	}
 	return cfg, nil
+}
+
+// scopedSession makes temporary credentials of p lasting ttl, limited to
+// the objects of bucket under prefix (locationPolicy).
+func (v *icebergVendor) scopedSession(p iceberg.Principal, bucket, prefix string, write bool, ttl time.Duration, now time.Time) (iam.Session, error) {
+	if strings.ContainsAny(bucket+prefix, "*?$") {
+		return iam.Session{}, fmt.Errorf("%w: the table's location s3://%s/%s holds a policy wildcard; credentials cannot be limited to it", catalog.ErrBadRequest, bucket, prefix)
+	}
+	policy, err := locationPolicy(bucket, prefix, write)
+	if err != nil {
+		return iam.Session{}, err
+	}
+	s, err := v.users.NewSession(p.AccessKey, ttl, policy, now)
+	if err != nil {
+		return iam.Session{}, fmt.Errorf("credentials for %s: %w", p.AccessKey, err)
+	}
+	return s, nil
 }
 
 // locationPolicy is the session policy of credentials for the objects of

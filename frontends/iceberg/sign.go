@@ -62,18 +62,6 @@ func signingConfig(req *request, res *catalog.TableResult, id catalog.Ident) {
 		url.PathEscape(strings.Join(id.Namespace, "\x1f")) + "/tables/" + url.PathEscape(id.Name) + "/sign"
 }
 
-// wantsSigning says whether the request asks for remote signing.
-func wantsSigning(req *request) bool {
-	for _, v := range req.Header.Values(AccessDelegationHeader) {
-		for _, m := range strings.Split(v, ",") {
-			if strings.EqualFold(strings.TrimSpace(m), "remote-signing") {
-				return true
-			}
-		}
-	}
-	return false
-}
-
 // signTable is POST .../tables/{table}/sign.
 func (s *Server) signTable(req *request) (reply, error) {
 	if s.opt.Signer == nil {

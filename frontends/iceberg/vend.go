@@ -30,12 +30,13 @@ type Vendor interface {
 // AccessDelegationHeader names the delegation a client asks for.
 const AccessDelegationHeader = "X-Iceberg-Access-Delegation"
 
-// wantsVended says whether the request asks for vended credentials (the
-// header is a comma-separated list of mechanisms).
-func wantsVended(req *request) bool {
+// wantsDelegation says whether the request asks for the access
+// delegation mechanism ("vended-credentials", "remote-signing"): the
+// header is a comma-separated list of them.
+func wantsDelegation(req *request, mechanism string) bool {
 	for _, v := range req.Header.Values(AccessDelegationHeader) {
 		for _, m := range strings.Split(v, ",") {
-			if strings.EqualFold(strings.TrimSpace(m), "vended-credentials") {
+			if strings.EqualFold(strings.TrimSpace(m), mechanism) {
 				return true
 			}
 		}
@@ -71,13 +72,13 @@ func (s *Server) addCredentials(req *request, res *catalog.TableResult) error {
 // gives.
 func (s *Server) delegate(req *request, res *catalog.TableResult) (reply, bool, error) {
 	done := false
-	if wantsVended(req) && s.opt.Vendor != nil {
+	if wantsDelegation(req, "vended-credentials") && s.opt.Vendor != nil {
 		if err := s.addCredentials(req, res); err != nil {
 			return reply{}, false, err
 		}
 		done = true
 	}
-	if wantsSigning(req) && s.opt.Signer != nil {
+	if wantsDelegation(req, "remote-signing") && s.opt.Signer != nil {
 		id, err := s.resultIdent(req, res)
 		if err != nil {
 			return reply{}, false, err

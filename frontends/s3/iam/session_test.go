@@ -8,8 +8,6 @@ import (
 	"time"
 
 	"github.com/cairnstore/cairn/frontends/s3/access"
-	"github.com/cairnstore/cairn/objstore"
-	"github.com/cairnstore/cairn/objstore/storetest"
 )
 
 // TestSessions: AssumeRole's credentials check out with their token
@@ -19,12 +17,7 @@ import (
 // refused.
 func TestSessions(t *testing.T) {
 	ctx := context.Background()
-	opt := objstore.Options{Dir: t.TempDir(), DriveCount: 1, Parity: -1, NoBackground: true}
-	st := storetest.Open(t, opt)
-	d, err := OpenDirectory(ctx, st, "root", "rootsecret")
-	if err != nil {
-		t.Fatal(err)
-	}
+	d, st := openTestDirectory(t, t.TempDir())
 	if err := d.Add(ctx, User{AccessKey: "alice", SecretKey: "alicesecret", Policy: ReadWrite}); err != nil {
 		t.Fatal(err)
 	}
@@ -109,13 +102,7 @@ func TestSessions(t *testing.T) {
 // FuzzCheckSession: any token a client sends is refused or accepted
 // without a panic; only the directory's own tokens are accepted.
 func FuzzCheckSession(f *testing.F) {
-	ctx := context.Background()
-	opt := objstore.Options{Dir: f.TempDir(), DriveCount: 1, Parity: -1, NoBackground: true}
-	st := storetest.Open(f, opt)
-	d, err := OpenDirectory(ctx, st, "root", "rootsecret")
-	if err != nil {
-		f.Fatal(err)
-	}
+	d, _ := openTestDirectory(f, f.TempDir())
 	now := time.Date(2026, 12, 7, 12, 0, 0, 0, time.UTC)
 	s, err := d.AssumeRole("root", time.Hour, "", now)
 	if err != nil {

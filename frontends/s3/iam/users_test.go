@@ -9,14 +9,27 @@ import (
 	"github.com/cairnstore/cairn/objstore/storetest"
 )
 
+// testStoreOptions are the options of the tests' store in dir.
+func testStoreOptions(dir string) objstore.Options {
+	return objstore.Options{Dir: dir, DriveCount: 1, Parity: -1, NoBackground: true}
+}
+
+// openTestDirectory opens a store in dir and the user directory on it,
+// with root "root" (secret "rootsecret").
+func openTestDirectory(tb testing.TB, dir string) (*Directory, *objstore.Store) {
+	tb.Helper()
+	st := storetest.Open(tb, testStoreOptions(dir))
+	d, err := OpenDirectory(context.Background(), st, "root", "rootsecret")
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return d, st
+}
+
 func TestDirectory(t *testing.T) {
 	ctx := context.Background()
-	opt := objstore.Options{Dir: t.TempDir(), DriveCount: 1, Parity: -1, NoBackground: true}
-	st := storetest.Open(t, opt)
-	d, err := OpenDirectory(ctx, st, "root", "rootsecret")
-	if err != nil {
-		t.Fatal(err)
-	}
+	dir := t.TempDir()
+	d, st := openTestDirectory(t, dir)
 	for _, tc := range []struct {
 		u    User
 		want error
@@ -69,12 +82,8 @@ func TestDirectory(t *testing.T) {
 	if err := st.Close(); err != nil {
 		t.Fatal(err)
 	}
-	st = storetest.Open(t, opt)
+	d, st = openTestDirectory(t, dir)
 	defer func() { _ = st.Close() }()
-	d, err = OpenDirectory(ctx, st, "root", "rootsecret")
-	if err != nil {
-		t.Fatal(err)
-	}
 	if l := d.List(); len(l) != 2 || l[0].AccessKey != "reader" || l[0].SecretKey != "" {
 		t.Fatalf("list after restart: %+v", l)
 	}
