@@ -247,7 +247,6 @@ w_ls() { # sys round ttl
   echo "$n1" >"$work/ls-$1.count"
 }
 
-. "$top/bench/order.sh" # order_of
 for r in $(seq "$rounds"); do
   order=$(order_of "$r" fuseloop)
   for w in $workloads; do

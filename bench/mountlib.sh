@@ -3,7 +3,11 @@
 # script sets prog (its name, for messages), top, shared, work, rev
 # (BASELINE_REV resolved), port, drives, parity, fl_flags, data, bl_data,
 # orig, keep and the mount points mnt_fl, mnt_ca, mnt_bl, and the pids
-# fl_pid, ca_pid, bl_pid (empty), before calling these.
+# fl_pid, ca_pid, bl_pid (empty), before calling these. The sides and
+# their order are order.sh's (resolve_baseline, order_of).
+
+# shellcheck source=bench/order.sh
+. "$top/bench/order.sh"
 
 # unmount_all stops and unmounts whatever is still mounted (cleanup's
 # first step, and after a failed round).
@@ -45,15 +49,8 @@ build_sides() {
   cairn_desc=$(git -C "$top" describe --always --dirty 2>/dev/null || echo "$top")
   [ -z "${CAIRN_BIN:-}" ] || cairn_desc=$CAIRN_BIN
   # The baseline: a binary given, or a revision exported and built here.
-  sides="fuseloop cairn" base_bin= base_desc=
-  if [ -n "${BASELINE:-}" ]; then
-    base_bin=$(cd "$(dirname "$BASELINE")" && pwd)/$(basename "$BASELINE"); base_desc=$base_bin
-  elif [ -n "${BASELINE_REV:-}" ]; then
-    mkdir "$work/baseline-src"
-    git -C "$top" archive "$rev" | tar -x -C "$work/baseline-src"
-    (cd "$work/baseline-src" && go build -o "$work/cairn-baseline" ./cmd/cairn)
-    base_bin=$work/cairn-baseline; base_desc=$(git -C "$top" rev-parse --short "$rev")
-  fi
+  sides="fuseloop cairn"
+  resolve_baseline
   if [ -n "$base_bin" ]; then sides="fuseloop cairn baseline"; mkdir -p "$mnt_bl"; fi
 }
 

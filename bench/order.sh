@@ -1,4 +1,21 @@
-# Sourced by s3compare.sh and fscompare.sh: the order of the sides.
+# Sourced by s3compare.sh and mountlib.sh (fscompare.sh, patchcompare.sh):
+# the sides and their order.
+#
+# resolve_baseline sets base_bin and base_desc to the baseline side's
+# binary and its description: BASELINE as given, or the revision $rev
+# (BASELINE_REV, checked by the caller) exported from $top and built in
+# $work; both empty without a baseline.
+resolve_baseline() {
+  base_bin= base_desc=
+  if [ -n "${BASELINE:-}" ]; then
+    base_bin=$(cd "$(dirname "$BASELINE")" && pwd)/$(basename "$BASELINE"); base_desc=$base_bin
+  elif [ -n "${BASELINE_REV:-}" ]; then
+    mkdir "$work/baseline-src"
+    git -C "$top" archive "$rev" | tar -x -C "$work/baseline-src"
+    (cd "$work/baseline-src" && go build -o "$work/cairn-baseline" ./cmd/cairn)
+    base_bin=$work/cairn-baseline; base_desc=$(git -C "$top" rev-parse --short "$rev")
+  fi
+}
 #
 # order_of ROUND YARDSTICK prints the round's order of the sides, YARDSTICK
 # naming the yardstick's side (naive, fuseloop). Two sides (no baseline:

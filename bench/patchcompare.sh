@@ -265,7 +265,6 @@ print(f"fio writes\t{sys_}\t{rnd}\t{w['total_ios']}")
 PY
 }
 
-. "$top/bench/order.sh" # order_of
 for r in $(seq "$rounds"); do
   order=$(order_of "$r" fuseloop)
   for w in $workloads; do

@@ -56,15 +56,9 @@ cp -r "$shared"/. "$work/src"
 cairn_desc=$(git -C "$top" describe --always --dirty 2>/dev/null || echo "$top")
 
 # The baseline: a binary given, or a revision exported and built here.
-sides="naive cairn"; base_bin= base_desc=
-if [ -n "${BASELINE:-}" ]; then
-  base_bin=$(cd "$(dirname "$BASELINE")" && pwd)/$(basename "$BASELINE"); base_desc=$base_bin
-elif [ -n "${BASELINE_REV:-}" ]; then
-  mkdir "$work/baseline-src"
-  git -C "$top" archive "$rev" | tar -x -C "$work/baseline-src"
-  (cd "$work/baseline-src" && go build -o "$work/cairn-baseline" ./cmd/cairn)
-  base_bin=$work/cairn-baseline; base_desc=$(git -C "$top" rev-parse --short "$rev")
-fi
+. "$top/bench/order.sh" # resolve_baseline, order_of
+sides="naive cairn"
+resolve_baseline
 [ -z "$base_bin" ] || sides="naive cairn baseline"
 echo "s3compare: cairn at $cairn_desc${base_bin:+, baseline $base_desc}; $drives drives, $rounds rounds of $dur" >&2
 
@@ -124,7 +118,6 @@ load() { # side op size
   "$work/loadgen" -endpoint "http://127.0.0.1:$(port_of "$1")" "${creds[@]}" -op "$2" -size "$3" -c 16 -duration "$dur" \
     -label "$1" -json "$work/results.jsonl" >/dev/null
 }
-. "$top/bench/order.sh" # order_of
 IFS=, read -r -a workloads <<<"${WORKLOADS:-put 4KiB,get 4KiB,put 64MiB,get 64MiB}"
 start_servers 1
 for r in $(seq "$rounds"); do
