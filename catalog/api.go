@@ -225,6 +225,17 @@ type Catalog interface {
 	// ErrNoSuchTable when no table's location holds it.
 	TableForLocation(ctx context.Context, wh string, location string) (Ident, error)
 
+	// Maintenance describes the table maintenance of a warehouse (id
+	// nil) or of a table: the jobs it configures, those that apply, and
+	// for a table each job's last outcome. ErrNoSuchTable when the table
+	// is unknown.
+	Maintenance(ctx context.Context, wh string, id *Ident) (Maintenance, error)
+	// SetMaintenance configures one maintenance job of a warehouse (id
+	// nil: every table without a configuration of its own) or of a
+	// table; zero settings of an enabled job take the defaults.
+	// ErrBadRequest for settings out of bounds.
+	SetMaintenance(ctx context.Context, wh string, id *Ident, kind JobKind, cfg JobConfig) error
+
 	// ListViews lists the views of a namespace; paging as ListTables.
 	ListViews(ctx context.Context, wh string, ns []string, pageToken string, pageSize int) (ids []Ident, next string, err error)
 	// CreateView creates a view from the raw CreateViewRequest JSON.

@@ -37,11 +37,14 @@ const (
 	// KindPrefix: the location prefix index; key = a table location
 	// ending in "/", value = the table identifier.
 	KindPrefix Kind = "prefix"
+	// KindMaintenance: table maintenance configuration and job status;
+	// key = TableKey(ident), or "warehouse" for the warehouse's own.
+	KindMaintenance Kind = "maintenance"
 )
 
 // Kinds lists every kind, for tools that walk a whole backing.
 func Kinds() []Kind {
-	return []Kind{KindWarehouse, KindNamespace, KindTable, KindView, KindCommit, KindIdempotency, KindPrefix}
+	return []Kind{KindWarehouse, KindNamespace, KindTable, KindView, KindCommit, KindIdempotency, KindPrefix, KindMaintenance}
 }
 
 // AnyVersion as ifVersion makes Put and Delete unconditional.

@@ -157,3 +157,8 @@ func (s *Service) purgePrefix(ctx context.Context, wh, loc string) (int, error) 
 		}
 	}
 }
+
+// ObjectKey returns the object key a location (s3://wh/key, s3a://,
+// s3n://) names inside warehouse wh's bucket; ErrBadRequest when it is
+// outside it.
+func ObjectKey(wh, loc string) (string, error) { return objectKeyOf(wh, loc) }

@@ -80,8 +80,12 @@ func (s *Service) DropTable(ctx context.Context, wh string, id Ident, purge bool
 	}
 	defer release()
 	p, err := s.drop(ctx, wh, KindTable, id)
-	if err != nil || !purge {
+	if err != nil {
 		return err
+	}
+	s.forgetMaintenance(ctx, wh, id, nil)
+	if !purge {
+		return nil
 	}
 	n, err := s.purgePrefix(ctx, wh, p.Location)
 	s.log.Info().Str("warehouse", wh).Stringer("ident", id).Int("objects", n).Msg("purged")
@@ -133,7 +137,11 @@ func (s *Service) RenameTable(ctx context.Context, wh string, from, to Ident) er
 		return err
 	}
 	defer release()
-	return s.rename(ctx, wh, KindTable, from, to)
+	if err := s.rename(ctx, wh, KindTable, from, to); err != nil {
+		return err
+	}
+	s.forgetMaintenance(ctx, wh, from, &to)
+	return nil
 }
 
 // RegisterTable implements Catalog.
