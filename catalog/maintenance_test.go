@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/cairnstore/cairn/catalog"
+	"github.com/cairnstore/cairn/objstore"
 )
 
 func TestSetMaintenanceBounds(t *testing.T) {
@@ -100,5 +101,43 @@ func TestMaintenanceEffective(t *testing.T) {
 	}
 	if _, err := e.svc.Maintenance(ctx, "lake", &a); !errors.Is(err, catalog.ErrNoSuchTable) {
 		t.Errorf("maintenance of a missing table: %v", err)
+	}
+}
+
+// TestMetadataTrim: the log keeps write.metadata.previous-versions-max
+// files, and with write.metadata.delete-after-commit.enabled the files
+// that leave it are deleted.
+func TestMetadataTrim(t *testing.T) {
+	for _, del := range []bool{false, true} {
+		e := newEnv(t)
+		ctx := context.Background()
+		e.mustCreate("t")
+		props := `{"write.metadata.previous-versions-max":"2","write.metadata.delete-after-commit.enabled":"` + map[bool]string{true: "true", false: "false"}[del] + `"}`
+		var locs []string
+		for i := 0; i < 6; i++ {
+			body := `{"updates":[{"action":"set-properties","updates":` + props + `},{"action":"set-properties","updates":{"n":"` + string(rune('a'+i)) + `"}}]}`
+			r, err := e.svc.CommitTable(ctx, "lake", id("t"), []byte(body))
+			if err != nil {
+				t.Fatal(err)
+			}
+			locs = append(locs, r.MetadataLocation)
+			m := meta(t, r.Metadata)
+			if log, _ := m["metadata-log"].([]any); i >= 2 && len(log) != 2 {
+				t.Fatalf("commit %d: metadata log of %d entries, want 2", i, len(log))
+			}
+		}
+		// The first files left the log; the last three (two in the log,
+		// the current one) stay.
+		for i, loc := range locs {
+			key, err := catalog.ObjectKey("lake", loc)
+			if err != nil {
+				t.Fatal(err)
+			}
+			_, err = e.store.Head(ctx, "lake", key, objstore.GetOptions{})
+			gone := err != nil
+			if want := del && i < len(locs)-3; gone != want {
+				t.Errorf("delete-after-commit=%v: file %d gone=%v, want %v", del, i, gone, want)
+			}
+		}
 	}
 }

@@ -10,6 +10,8 @@ import (
 
 	"github.com/apache/iceberg-go"
 	"github.com/apache/iceberg-go/table"
+
+	"github.com/cairnstore/cairn/objstore"
 )
 
 // commitTableRequest is the spec's CommitTableRequest.
@@ -110,13 +112,47 @@ type preparedCommit struct {
 	oldLoc string // the table's location before
 	result TableResult
 	noop   bool // nothing to change: result is the current table
+	// trimmed are the metadata files that left the metadata log with
+	// this commit, deleted after the flip when the table sets
+	// write.metadata.delete-after-commit.enabled.
+	trimmed []string
 }
 
-// index updates the location prefix index after the flip.
+// index updates the location prefix index after the flip, and deletes
+// the metadata files trimmed from the log when the table asks for it.
 func (pc preparedCommit) index(ctx context.Context, s *Service, wh string) {
 	if pc.sw.next.Location != pc.oldLoc {
 		s.indexLocation(ctx, wh, KindTable, pc.id, pc.oldLoc, pc.sw.next.Location)
 	}
+	for _, loc := range pc.trimmed {
+		if err := s.deleteObject(ctx, wh, loc); err != nil && !errors.Is(err, objstore.ErrNoSuchKey) {
+			s.log.Warn().Err(err).Str("warehouse", wh).Stringer("table", pc.id).Str("metadata", loc).Msg("deleting a metadata file trimmed from the log (the removal of unreferenced files takes it later)")
+		}
+	}
+}
+
+// trimmedMetadata lists the metadata files of cur's log (and cur's own
+// file, curLoc) that next's log no longer holds, when next sets
+// write.metadata.delete-after-commit.enabled; the log itself is trimmed
+// to write.metadata.previous-versions-max by iceberg-go's builder.
+func trimmedMetadata(cur, next table.Metadata, curLoc string) []string {
+	if cur == nil || !next.Properties().GetBool(table.MetadataDeleteAfterCommitEnabledKey, table.MetadataDeleteAfterCommitEnabledDefault) {
+		return nil
+	}
+	kept := map[string]bool{}
+	for e := range next.PreviousFiles() {
+		kept[e.MetadataFile] = true
+	}
+	var out []string
+	for e := range cur.PreviousFiles() {
+		if !kept[e.MetadataFile] {
+			out = append(out, e.MetadataFile)
+		}
+	}
+	if curLoc != "" && !kept[curLoc] {
+		out = append(out, curLoc)
+	}
+	return out
 }
 
 // prepareCommit validates a table commit against the current metadata,
@@ -170,8 +206,9 @@ func (s *Service) prepareCommit(ctx context.Context, wh string, id Ident, req co
 	return preparedCommit{
 		id:     id,
 		sw:     swap{kind: KindTable, id: id, fromVersion: ver, from: p.MetadataLocation, next: pointerRec{MetadataLocation: metaLoc, Location: loc}},
-		oldLoc: p.Location,
-		result: s.tableResult(metaLoc, data),
+		oldLoc:  p.Location,
+		result:  s.tableResult(metaLoc, data),
+		trimmed: trimmedMetadata(cur, next, p.MetadataLocation),
 	}, nil
 }
 
