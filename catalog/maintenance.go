@@ -44,21 +44,70 @@ func ParseJobKind(s string) (JobKind, error) {
 // zero. Zero fields of an enabled job take the defaults (those of S3
 // Tables).
 type JobConfig struct {
-	Enabled bool `json:"enabled"`
+	Enabled bool
 	// JobCompaction: the target size of the files it writes, and the
 	// strategy ("auto" or "binpack", which are the same here).
-	TargetFileSize int64  `json:"target-file-size-bytes,omitempty"`
-	Strategy       string `json:"strategy,omitempty"`
+	TargetFileSize int64
+	Strategy       string
 	// JobSnapshots: a branch keeps at least MinSnapshotsToKeep of its
 	// newest snapshots, and every snapshot younger than MaxSnapshotAge.
-	MinSnapshotsToKeep int           `json:"min-snapshots-to-keep,omitempty"`
-	MaxSnapshotAge     time.Duration `json:"max-snapshot-age-ns,omitempty"`
+	MinSnapshotsToKeep int
+	MaxSnapshotAge     time.Duration
 	// JobUnreferenced: a file no metadata references is deleted once it
 	// is older than UnreferencedAfter (a writer's files not yet
 	// committed are younger). NonCurrentAfter is kept and reported for
 	// S3 Tables clients; files here have no noncurrent stage.
-	UnreferencedAfter time.Duration `json:"unreferenced-after-ns,omitempty"`
-	NonCurrentAfter   time.Duration `json:"noncurrent-after-ns,omitempty"`
+	UnreferencedAfter time.Duration
+	NonCurrentAfter   time.Duration
+}
+
+// jobConfigJSON is JobConfig's JSON (the records' and the REST face's):
+// durations in Go's notation ("72h", "90s").
+type jobConfigJSON struct {
+	Enabled            bool   `json:"enabled"`
+	TargetFileSize     int64  `json:"target-file-size-bytes,omitempty"`
+	Strategy           string `json:"strategy,omitempty"`
+	MinSnapshotsToKeep int    `json:"min-snapshots-to-keep,omitempty"`
+	MaxSnapshotAge     string `json:"max-snapshot-age,omitempty"`
+	UnreferencedAfter  string `json:"unreferenced-after,omitempty"`
+	NonCurrentAfter    string `json:"noncurrent-after,omitempty"`
+}
+
+// MarshalJSON renders durations as Go durations.
+func (c JobConfig) MarshalJSON() ([]byte, error) {
+	d := func(v time.Duration) string {
+		if v == 0 {
+			return ""
+		}
+		return v.String()
+	}
+	return json.Marshal(jobConfigJSON{c.Enabled, c.TargetFileSize, c.Strategy, c.MinSnapshotsToKeep,
+		d(c.MaxSnapshotAge), d(c.UnreferencedAfter), d(c.NonCurrentAfter)})
+}
+
+// UnmarshalJSON parses MarshalJSON's form; a bad duration is
+// ErrBadRequest.
+func (c *JobConfig) UnmarshalJSON(b []byte) error {
+	var j jobConfigJSON
+	if err := json.Unmarshal(b, &j); err != nil {
+		return fmt.Errorf("%w: maintenance settings: %w", ErrBadRequest, err)
+	}
+	var errs []error
+	d := func(name, v string) time.Duration {
+		if v == "" {
+			return 0
+		}
+		t, err := time.ParseDuration(v)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("%w: %s %q is not a duration: write it as 90s, 36h or 1h30m", ErrBadRequest, name, v))
+		}
+		return t
+	}
+	*c = JobConfig{Enabled: j.Enabled, TargetFileSize: j.TargetFileSize, Strategy: j.Strategy, MinSnapshotsToKeep: j.MinSnapshotsToKeep,
+		MaxSnapshotAge:    d("max-snapshot-age", j.MaxSnapshotAge),
+		UnreferencedAfter: d("unreferenced-after", j.UnreferencedAfter),
+		NonCurrentAfter:   d("noncurrent-after", j.NonCurrentAfter)}
+	return errors.Join(errs...)
 }
 
 // The defaults of an enabled job, and the bounds of its settings.

@@ -78,7 +78,11 @@ func (r *Runner) compact(ctx context.Context, wh string, id catalog.Ident, cfg c
 			return res, fmt.Errorf("collecting dead equality deletes: %w", err)
 		}
 		tx := tbl.NewTransaction()
-		out, err := tx.RewriteDataFiles(ctx, groups, table.RewriteDataFilesOptions{ExtraDeleteFilesToRemove: dead})
+		out, err := tx.RewriteDataFiles(ctx, groups, table.RewriteDataFilesOptions{
+			ExtraDeleteFilesToRemove: dead,
+			// The job's target, not the table's write.target-file-size-bytes.
+			GroupOptions: []table.CompactionGroupOption{table.WithCompactionTargetFileSize(cfg.TargetFileSize)},
+		})
 		if err != nil {
 			return res, fmt.Errorf("rewriting: %w", err)
 		}

@@ -9,6 +9,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/cairnstore/cairn/catalog"
+	"github.com/cairnstore/cairn/catalog/maintain"
 	"github.com/cairnstore/cairn/catalog/migrate"
 	"github.com/cairnstore/cairn/catalog/objectbacked"
 	"github.com/cairnstore/cairn/catalog/strong"
@@ -43,6 +44,9 @@ type catalogParts struct {
 	// defaultVendTTL), region the one they are for (serve's --region).
 	vendTTL time.Duration
 	region  string
+	// maint runs table maintenance: on demand through the REST face, and
+	// every serve --catalog-maintenance-interval.
+	maint *maintain.Runner
 }
 
 // parseFailpoints parses CAIRN_FAILPOINTS.
@@ -134,6 +138,7 @@ func openCatalog(ctx context.Context, st *objstore.Store, s3Endpoint string, log
 		return nil, fmt.Errorf("catalog recovery: %w", err)
 	}
 	parts.svc = svc
+	parts.maint = maintain.New(svc, st, maintain.Options{Logger: log.With().Str("component", "maintenance").Logger()})
 	parts.status = &migrate.Reporter{Service: svc, Backing: parts.backing, Strong: sb, Fences: fences}
 	if parts.backing == backingObject {
 		mig, err := migrate.New(svc, ob, sb, fences, migrate.Options{

@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"net/url"
 	"os"
+	"slices"
 	"strings"
 	"time"
 
@@ -47,12 +48,15 @@ const (
 	catalogVerbRestore     = "restore"
 	catalogVerbStatus      = "status"
 	catalogVerbRehearsal   = "rehearsal"
+	catalogVerbMaintRun    = "maintenance run"
+	catalogVerbMaintStatus = "maintenance status"
 )
 
 // catalogOptions are the flags of "cairn admin catalog ...".
 type catalogOptions struct {
 	Verb      string // one of the catalog* verbs
 	Warehouse string
+	Table     catalog.Ident // maintenance verbs
 
 	Endpoint  string
 	JSON      bool
@@ -80,7 +84,14 @@ func catalogCommand(done func(invocation)) *cobra.Command {
 	} {
 		mig.AddCommand(catalogVerbCommand(v.verb, v.short, v.example, done))
 	}
-	g.AddCommand(mig,
+	maint := groupCommand("maintenance", "Run a table's maintenance, or show its settings and last outcomes", "")
+	maint.AddCommand(
+		catalogVerbCommand(catalogVerbMaintRun, "Run the table's enabled maintenance jobs now (POST .../tables/TABLE/maintenance/run)",
+			"  cairn admin catalog maintenance run lakehouse sales.orders", done),
+		catalogVerbCommand(catalogVerbMaintStatus, "The table's maintenance settings and each job's last run (GET .../tables/TABLE/maintenance)",
+			"  cairn admin catalog maintenance status lakehouse sales.orders --json", done),
+	)
+	g.AddCommand(mig, maint,
 		catalogVerbCommand(catalogVerbRecover, "Repair staged commits (POST .../catalog/recovery; --dry-run: GET, changes nothing)",
 			"  cairn admin catalog recover lakehouse --dry-run\n  cairn admin catalog recover lakehouse", done),
 		catalogVerbCommand(catalogVerbBackup, "Back up the durable-strong snapshot (POST .../catalog/backup)",
@@ -101,10 +112,22 @@ func catalogVerbCommand(verb, short, example string, done func(invocation)) *cob
 	o := catalogOptions{Verb: verb}
 	var ep endpointFlag
 	use := verb[strings.LastIndex(verb, " ")+1:] + " WAREHOUSE"
+	maintenance := strings.HasPrefix(verb, "maintenance ")
+	if maintenance {
+		use += " NAMESPACE.TABLE"
+	}
 	c := leafCommand(use, short, example, func(c *cobra.Command, args []string) error {
 		name := commandName(c)
 		var err error
-		if o.Warehouse, err = oneArg(c, args, "warehouse (table bucket) name"); err != nil {
+		if maintenance {
+			if len(args) != 2 {
+				return usageErrorf(name, "want the warehouse (table bucket) name and the table as NAMESPACE.TABLE (%s)", strings.TrimSuffix(c.UseLine(), " [flags]"))
+			}
+			o.Warehouse = args[0]
+			if o.Table, err = parseTableArg(args[1]); err != nil {
+				return usageErrorf(name, "%v", err)
+			}
+		} else if o.Warehouse, err = oneArg(c, args, "warehouse (table bucket) name"); err != nil {
 			return err
 		}
 		if o.Endpoint, err = ep.resolve(name); err != nil {
@@ -162,7 +185,7 @@ func runCatalog(ctx context.Context, o catalogOptions, d deps) error {
 	)
 	switch o.Verb {
 	case catalogVerbPreflight, catalogVerbMaterialize, catalogVerbCancel:
-		sub = "migration"
+		sub = "catalog/migration"
 		switch o.Verb {
 		case catalogVerbPreflight:
 			var p catalog.Preflight
@@ -176,16 +199,16 @@ func runCatalog(ctx context.Context, o catalogOptions, d deps) error {
 		}
 	case catalogVerbRecover:
 		var r catalog.RecoveryReport
-		method, sub, dst, show = http.MethodPost, "recovery", &r, func(w io.Writer) error { return writeRecovery(w, r) }
+		method, sub, dst, show = http.MethodPost, "catalog/recovery", &r, func(w io.Writer) error { return writeRecovery(w, r) }
 		if o.DryRun {
 			method = http.MethodGet
 		}
 	case catalogVerbBackup:
 		var b catalog.BackupResult
-		method, sub, dst, show = http.MethodPost, "backup", &b, func(w io.Writer) error { return writeBackup(w, o.Warehouse, b) }
+		method, sub, dst, show = http.MethodPost, "catalog/backup", &b, func(w io.Writer) error { return writeBackup(w, o.Warehouse, b) }
 	case catalogVerbRestore:
 		var r catalog.RestoreResult
-		method, sub, dst, show = http.MethodPost, "restore", &r, func(w io.Writer) error { return writeRestore(w, r) }
+		method, sub, dst, show = http.MethodPost, "catalog/restore", &r, func(w io.Writer) error { return writeRestore(w, r) }
 		var err error
 		body, err = json.Marshal(catalog.RestoreRequest{BackupID: o.BackupID, ExpectedSnapshotETag: o.ExpectedETag, AllowReplace: o.AllowReplace, AllowFormatDowngrade: o.AllowDowngrade})
 		if err != nil {
@@ -193,7 +216,13 @@ func runCatalog(ctx context.Context, o catalogOptions, d deps) error {
 		}
 	case catalogVerbStatus:
 		var s catalog.Status
-		method, sub, dst, show = http.MethodGet, "status", &s, func(w io.Writer) error { return writeStatus(w, s) }
+		method, sub, dst, show = http.MethodGet, "catalog/status", &s, func(w io.Writer) error { return writeStatus(w, s) }
+	case catalogVerbMaintRun, catalogVerbMaintStatus:
+		var m catalog.Maintenance
+		method, sub, dst, show = http.MethodGet, tablePath(o.Table)+"/maintenance", &m, func(w io.Writer) error { return writeMaintenance(w, m) }
+		if o.Verb == catalogVerbMaintRun {
+			method, sub = http.MethodPost, sub+"/run"
+		}
 	default:
 		return fmt.Errorf("internal error: unknown catalog verb %q", o.Verb)
 	}
@@ -237,14 +266,14 @@ func (e *catalogServerError) Error() string {
 const maxCatalogAnswer = 64 << 20
 
 // catalogCall sends one SigV4-signed request to
-// <endpoint>/iceberg/v1/<warehouse>/catalog/<sub> and returns the body of
-// a 2xx answer. Other answers become *catalogServerError.
+// <endpoint>/iceberg/v1/<warehouse>/<sub> and returns the body of a 2xx
+// answer. Other answers become *catalogServerError.
 func catalogCall(ctx context.Context, o catalogOptions, method, sub string, body []byte) ([]byte, error) {
 	base, service := "/iceberg", "s3"
 	if o.Alias {
 		base, service = "/_iceberg", "s3tables"
 	}
-	u := strings.TrimSuffix(o.Endpoint, "/") + base + "/v1/" + url.PathEscape(o.Warehouse) + "/catalog/" + sub
+	u := strings.TrimSuffix(o.Endpoint, "/") + base + "/v1/" + url.PathEscape(o.Warehouse) + "/" + sub
 	accessKey, secret := catalogCredentials(o)
 
 	ctx, cancel := context.WithTimeout(ctx, o.Timeout)
@@ -316,4 +345,23 @@ func catalogCredentials(o catalogOptions) (accessKey, secret string) {
 		return ak, sk
 	}
 	return envRootCredentials()
+}
+
+// parseTableArg reads NAMESPACE.TABLE (nested namespaces as A.B.TABLE).
+func parseTableArg(s string) (catalog.Ident, error) {
+	parts := strings.Split(s, ".")
+	if len(parts) < 2 || slices.Contains(parts, "") {
+		return catalog.Ident{}, fmt.Errorf("table %q: write it as NAMESPACE.TABLE", s)
+	}
+	return catalog.Ident{Namespace: parts[:len(parts)-1], Name: parts[len(parts)-1]}, nil
+}
+
+// tablePath is a table's path under /v1/<warehouse>/: its namespace
+// levels joined by the spec's separator (0x1F, escaped).
+func tablePath(id catalog.Ident) string {
+	levels := make([]string, len(id.Namespace))
+	for i, l := range id.Namespace {
+		levels[i] = url.PathEscape(l)
+	}
+	return "namespaces/" + strings.Join(levels, "%1F") + "/tables/" + url.PathEscape(id.Name)
 }

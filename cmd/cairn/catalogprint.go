@@ -5,6 +5,8 @@ package main
 import (
 	"fmt"
 	"io"
+	"maps"
+	"slices"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -281,4 +283,52 @@ func writeStatus(w io.Writer, s catalog.Status) error {
 		writeCatalogList(w, "quarantined (cleanup only)", q)
 	}
 	return nil
+}
+
+// writeMaintenance prints a table's maintenance: per job, whether it is
+// enabled (and from where), its settings and its last outcome.
+func writeMaintenance(w io.Writer, m catalog.Maintenance) error {
+	k := newCatalogKV(w)
+	for _, job := range catalog.JobKinds() {
+		cfg := m.Effective[job]
+		from := "table"
+		if _, own := m.Own[job]; !own {
+			from = "warehouse"
+		}
+		if !cfg.Enabled {
+			k.add(string(job), "disabled")
+			continue
+		}
+		k.add(string(job), "enabled (%s settings): %s", from, jobSettings(job, cfg))
+		st := m.Status[job]
+		line := st.Status
+		if !st.LastRun.IsZero() {
+			line += ", " + st.LastRun.Format(time.RFC3339)
+		}
+		if st.Failure != "" {
+			line += ": " + st.Failure
+		}
+		if len(st.Counts) > 0 {
+			names := slices.Sorted(maps.Keys(st.Counts))
+			parts := make([]string, len(names))
+			for i, n := range names {
+				parts[i] = fmt.Sprintf("%s %d", n, st.Counts[n])
+			}
+			line += " (" + strings.Join(parts, ", ") + ")"
+		}
+		k.add("  last run", "%s", line)
+	}
+	return k.flush()
+}
+
+// jobSettings prints one job's settings.
+func jobSettings(job catalog.JobKind, c catalog.JobConfig) string {
+	switch job {
+	case catalog.JobCompaction:
+		return fmt.Sprintf("target %d MiB, strategy %s", c.TargetFileSize>>20, c.Strategy)
+	case catalog.JobSnapshots:
+		return fmt.Sprintf("keep at least %d, expire after %s", c.MinSnapshotsToKeep, c.MaxSnapshotAge)
+	default:
+		return fmt.Sprintf("remove unreferenced files after %s", c.UnreferencedAfter)
+	}
 }

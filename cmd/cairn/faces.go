@@ -158,5 +158,8 @@ func newIcebergFace(parts *catalogParts, users *iam.Directory, reg prometheus.Re
 	if parts.backups != nil {
 		opt.Backups = parts.backups
 	}
+	if parts.maint != nil {
+		opt.Maintainer = parts.maint
+	}
 	return iceberg.New(opt)
 }

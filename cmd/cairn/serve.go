@@ -52,6 +52,9 @@ type serveOptions struct {
 	// CredentialTTL is the lifetime of the credentials the Iceberg
 	// catalog vends (zero: defaultVendTTL).
 	CredentialTTL time.Duration
+	// MaintenanceInterval is how often the tables with maintenance
+	// enabled are maintained; zero turns the scheduler off.
+	MaintenanceInterval time.Duration
 	// NoConsole turns the web console at /console/ off.
 	NoConsole bool
 	// ConsoleSecureCookie marks the console's cookie Secure although the
@@ -86,6 +89,7 @@ func serveCommand(done func(invocation)) *cobra.Command {
 	o.Memory.register(fs)
 	o.SSE.register(fs)
 	fs.StringVar(&o.Region, "region", defaultRegion, "the S3 `region` the server answers for (us-east-1 answers a re-create of one's own bucket 200, as S3 does there)")
+	fs.DurationVar(&o.MaintenanceInterval, "catalog-maintenance-interval", time.Hour, "how often the tables with maintenance enabled are maintained (compaction, snapshot expiry, removal of unreferenced files); 0 turns the scheduler off")
 	fs.DurationVar(&o.CredentialTTL, "catalog-credential-ttl", defaultVendTTL, "lifetime of the S3 credentials the Iceberg catalog vends for a table's location (1s to 12h)")
 	fs.BoolVar(&o.NoConsole, "no-console", false, "do not serve the web console at /console/")
 	fs.BoolVar(&o.ConsoleSecureCookie, "console-secure-cookie", false, "mark the console's session cookie Secure (behind a proxy that terminates TLS)")
@@ -115,6 +119,9 @@ func (o serveOptions) check() (zerolog.Level, error) {
 	}
 	if o.MountOpt.AttrTimeout <= 0 {
 		return 0, usageErrorf(cmd, "--attr-timeout must be positive")
+	}
+	if o.MaintenanceInterval < 0 {
+		return 0, usageErrorf(cmd, "--catalog-maintenance-interval %v: want a positive duration, or 0 to turn the scheduler off", o.MaintenanceInterval)
 	}
 	if o.CredentialTTL < time.Second || o.CredentialTTL > iam.MaxSessionDuration {
 		return 0, usageErrorf(cmd, "--catalog-credential-ttl %v: want 1s to %v", o.CredentialTTL, iam.MaxSessionDuration)
@@ -187,6 +194,19 @@ func runServe(ctx context.Context, o serveOptions, d deps) (err error) {
 		return err
 	}
 	parts.vendTTL, parts.region = o.CredentialTTL, o.Region
+	if o.MaintenanceInterval > 0 {
+		// Stopped, and waited for, before the store closes.
+		mctx, stop := context.WithCancel(ctx)
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			parts.maint.Schedule(mctx, o.MaintenanceInterval)
+		}()
+		defer func() {
+			stop()
+			<-done
+		}()
+	}
 
 	mx := newServerMetrics() // storemetrics.go: the mount's requests and the store's health
 	if o.Mount != "" {

@@ -66,6 +66,9 @@ func (mx *serverMetrics) register(reg prometheus.Registerer, st *objstore.Store,
 			prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "cairn_catalog_commit_conflicts_total", Help: "Iceberg table commits refused with CommitFailedException (a requirement failed or the table changed meanwhile)."},
 				func() float64 { return float64(svc.CommitStats().Conflicts) }),
 		)
+		if parts.maint != nil {
+			cs = append(cs, newMaintCollector(parts.maint))
+		}
 	}
 	for _, c := range cs {
 		if err := reg.Register(c); err != nil {

@@ -72,6 +72,7 @@ func routeTable() []*route {
 		{method: "PUT", path: "/{name}", op: "createTableBucket", admin: true, handle: (*Server).createTableBucket},
 		{method: "DELETE", path: "/{name}", op: "deleteTableBucket", admin: true, handle: (*Server).deleteTableBucket},
 	}
+	rt = append(rt, maintenanceRoutes(table)...)
 	rt = append(rt, cutoverRoutes()...)
 	for _, r := range rt {
 		r.segs, _ = splitPath(strings.TrimPrefix(r.path, "/"))

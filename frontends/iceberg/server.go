@@ -53,6 +53,9 @@ type Options struct {
 	// Signer signs S3 requests for tables' data (sign.go); nil: no remote
 	// signing.
 	Signer RequestSigner
+	// Maintainer runs table maintenance on demand (maintenance.go); nil:
+	// POST .../maintenance/run answers 406.
+	Maintainer Maintainer
 	// NamespaceSeparator is advertised as namespace-separator and
 	// accepted in paths besides 0x1F; empty means 0x1F only.
 	NamespaceSeparator string
@@ -156,11 +159,34 @@ type reply struct {
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	start := s.opt.Now()
 	rw := httpx.NewRecorder(w)
-	req := &request{Request: r, id: fmt.Sprintf("%s%08X", s.hostID, s.reqSeq.Add(1)), op: "unknown"}
+	req := &request{Request: r, id: s.nextRequestID(), op: "unknown"}
 	rw.Header().Set("X-Request-Id", req.id)
 	status, out, err := s.serve(req)
 	s.write(rw, req, status, out)
 	s.logRequest(req, rw, start, err)
+}
+
+// nextRequestID returns the id of a new request: the host id and a
+// sequence number.
+func (s *Server) nextRequestID() string {
+	return fmt.Sprintf("%s%08X", s.hostID, s.reqSeq.Add(1))
+}
+
+// readBody reads the whole request body, at most MaxBody bytes, into
+// req.body and gives req a fresh reader over it (the signature check
+// reads it again).
+func (s *Server) readBody(req *request) error {
+	raw, err := io.ReadAll(io.LimitReader(req.Body, s.opt.MaxBody+1))
+	if err != nil {
+		return badRequest("reading the request body: %v", err)
+	}
+	if int64(len(raw)) > s.opt.MaxBody {
+		return apiErr(http.StatusRequestEntityTooLarge, "BadRequestException", "request body larger than %d bytes", s.opt.MaxBody)
+	}
+	req.body = raw
+	req.Body = io.NopCloser(bytes.NewReader(raw))
+	req.ContentLength = int64(len(raw))
+	return nil
 }
 
 // serve runs req and returns the status and encoded body to send.
@@ -168,19 +194,13 @@ func (s *Server) serve(req *request) (int, []byte, error) {
 	if err := s.resolve(req); err != nil {
 		return s.encodeError(req, err)
 	}
-	raw, err := io.ReadAll(io.LimitReader(req.Body, s.opt.MaxBody+1))
-	if err != nil {
-		return s.encodeError(req, badRequest("reading the request body: %v", err))
+	if err := s.readBody(req); err != nil {
+		return s.encodeError(req, err)
 	}
-	if int64(len(raw)) > s.opt.MaxBody {
-		return s.encodeError(req, apiErr(http.StatusRequestEntityTooLarge, "BadRequestException", "request body larger than %d bytes", s.opt.MaxBody))
-	}
-	req.body = raw
-	req.Body = io.NopCloser(bytes.NewReader(raw))
-	req.ContentLength = int64(len(raw))
 	if req.route.public {
 		return s.run(req)
 	}
+	var err error
 	if req.principal, err = s.authenticate(req); err != nil {
 		return s.encodeError(req, err)
 	}
