@@ -163,7 +163,7 @@ func TestCatalogMaintenance(t *testing.T) {
 	} {
 		icebergJSON(t, s, tok, http.MethodPut, maintPath+"/maintenance/"+job, body, http.StatusOK, nil)
 	}
-	res := newRaw(t, http.MethodPut, s.url(maintPath+"/maintenance/icebergSnapshotManagement"), []byte(`{"enabled":true,"min-snapshots-to-keep":0}`))
+	res := newRaw(t, http.MethodPut, s.url(maintPath+"/maintenance/icebergSnapshotManagement"), []byte(`{"enabled":true,"min-snapshots-to-keep":-1}`))
 	res.Header.Set("Authorization", "Bearer "+tok)
 	if r := doRaw(t, res); r.status != http.StatusBadRequest || !strings.Contains(string(r.body), "at least 1") {
 		t.Fatalf("bad settings: %d %s, want 400 naming the bound", r.status, r.body)
@@ -207,10 +207,11 @@ func TestCatalogMaintenance(t *testing.T) {
 	if has("stray-old.parquet") || !has("stray-fresh.parquet") {
 		t.Errorf("old stray gone = %v (want true), fresh stray kept = %v (want true)", !has("stray-old.parquet"), has("stray-fresh.parquet"))
 	}
-	// The expired snapshots' manifest lists are gone; the data files of
-	// the 4 snapshots kept beside the compaction's (all 500) stay.
-	if n := countSuffix(current, ".avro"); n > 5+maintSnapshots+1 {
-		t.Errorf("%d Avro files left", n)
+	// The expired snapshots' manifest lists are gone (5 stay); the
+	// appends' 200 manifests stay, the snapshots kept list them, beside
+	// the compaction's.
+	if n := countSuffix(current, ".avro"); n > 5+maintSnapshots+2 {
+		t.Errorf("%d Avro files left, want at most %d", n, 5+maintSnapshots+2)
 	}
 
 	// Again, while a writer appends: no commit of the writer is lost.
@@ -278,4 +279,52 @@ func TestCatalogMaintenance(t *testing.T) {
 type arrowRows struct {
 	rows []eventRow
 	at   arrow.Table
+}
+
+// TestCatalogMaintenanceScheduled: cairn serve maintains the tables with
+// maintenance enabled on its own, every --catalog-maintenance-interval.
+func TestCatalogMaintenanceScheduled(t *testing.T) {
+	t.Setenv("CAIRN_ROOT_USER", s3User)
+	t.Setenv("CAIRN_ROOT_PASSWORD", s3Secret)
+	s := startServer(t, t.TempDir(), "--catalog-maintenance-interval", "1s")
+	s.waitReady(readyTimeout)
+	if r := runCairn(t, 30*time.Second, "admin", "table-bucket", "create", maintWarehouse, "--endpoint", s.url("")); r.code != 0 {
+		t.Fatalf("table-bucket create: exit %d\n%s", r.code, r.stderr)
+	}
+	cat := openSigV4Catalog(t, s)
+	if err := cat.CreateNamespace(icebergCtx(t), icecat.ToIdentifier("ns"), nil); err != nil {
+		t.Fatal(err)
+	}
+	ident := icecat.ToIdentifier("ns", "t")
+	tbl, err := cat.CreateTable(icebergCtx(t), ident, eventSchema)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < 3; i++ {
+		if tbl, err = tbl.AppendTable(icebergCtx(t), arrowTable(t, tbl.Schema(), makeRows(i*10+1, 10, "s"), 10), 10, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	tok := icebergToken(t, s)
+	icebergJSON(t, s, tok, http.MethodPut, maintPath+"/maintenance/icebergSnapshotManagement",
+		`{"enabled":true,"min-snapshots-to-keep":1,"max-snapshot-age":"1ms"}`, http.StatusOK, nil)
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		var m catalog.Maintenance
+		icebergJSON(t, s, tok, http.MethodGet, maintPath+"/maintenance", "", http.StatusOK, &m)
+		if st := m.Status[catalog.JobSnapshots]; st.Status == catalog.JobSuccessful {
+			break
+		} else if st.Status == catalog.JobFailed || time.Now().After(deadline) {
+			t.Fatalf("scheduled snapshot expiry: %+v after %v", st, 30*time.Second)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	tbl, err = cat.LoadTable(icebergCtx(t), ident)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := len(tbl.Metadata().Snapshots()); n != 1 {
+		t.Fatalf("%d snapshots after the scheduled run, want 1", n)
+	}
+	wantRows(t, "after the scheduled run", scanRows(t, tbl), makeRows(1, 30, "s"))
 }
