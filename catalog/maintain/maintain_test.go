@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -38,6 +39,21 @@ type env struct {
 
 func newEnv(t *testing.T, durable bool) *env {
 	t.Helper()
+	return newEnvGated(t, durable, nil)
+}
+
+// gate fences every write while fenced is set, as a cutover does.
+type gate struct{ fenced atomic.Bool }
+
+func (g *gate) Enter(ctx context.Context, wh string) (func(), error) {
+	if g.fenced.Load() {
+		return nil, fmt.Errorf("%w: warehouse %s is being migrated", catalog.ErrFenced, wh)
+	}
+	return func() {}, nil
+}
+
+func newEnvGated(t *testing.T, durable bool, g catalog.Gate) *env {
+	t.Helper()
 	ctx := context.Background()
 	st := storetest.Open(t, objstore.Options{DriveCount: 3, Parity: 1, BlockSize: 64 << 10, MinPartSize: 1, NoBackground: true})
 	var b catalog.Backing
@@ -50,7 +66,7 @@ func newEnv(t *testing.T, durable bool) *env {
 	if err != nil {
 		t.Fatal(err)
 	}
-	svc, err := catalog.New(st, b, catalog.Options{})
+	svc, err := catalog.New(st, b, catalog.Options{Gate: g})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -369,5 +385,41 @@ func TestRunFailure(t *testing.T) {
 	}
 	if got := e.run.Stats().Runs[catalog.JobSnapshots]["failure"]; got != 1 {
 		t.Errorf("failure count %d, want 1", got)
+	}
+}
+
+// TestRunFenced: during a cutover a run stops at its first commit with
+// ErrFenced, changes nothing and records nothing; once the fence is
+// lifted the next run does the work.
+func TestRunFenced(t *testing.T) {
+	g := &gate{}
+	e := newEnvGated(t, false, g)
+	ctx := context.Background()
+	for i := 0; i < 4; i++ {
+		if err := e.appendRows(i*2, 2); err != nil {
+			t.Fatal(err)
+		}
+	}
+	e.configure(catalog.JobSnapshots, catalog.JobConfig{MinSnapshotsToKeep: 1, MaxSnapshotAge: time.Millisecond})
+	g.fenced.Store(true)
+	if _, err := e.run.Run(ctx, "lake", e.id); !errors.Is(err, catalog.ErrFenced) {
+		t.Fatalf("run during a cutover: %v, want ErrFenced", err)
+	}
+	m, err := e.svc.Maintenance(ctx, "lake", &e.id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st := m.Status[catalog.JobSnapshots]; st.Status != catalog.JobNotYetRun {
+		t.Errorf("status after a fenced run: %+v, want Not_Yet_Run", st)
+	}
+	if n := len(e.table().Metadata().Snapshots()); n != 4 {
+		t.Errorf("%d snapshots after a fenced run, want the 4 untouched", n)
+	}
+	g.fenced.Store(false)
+	if m, err = e.run.Run(ctx, "lake", e.id); err != nil {
+		t.Fatal(err)
+	}
+	if st := m.Status[catalog.JobSnapshots]; st.Status != catalog.JobSuccessful || st.Counts["snapshots-expired"] != 3 {
+		t.Errorf("status after the fence: %+v, want 3 expired", st)
 	}
 }
