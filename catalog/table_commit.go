@@ -204,8 +204,8 @@ func (s *Service) prepareCommit(ctx context.Context, wh string, id Ident, req co
 		return preparedCommit{}, err
 	}
 	return preparedCommit{
-		id:     id,
-		sw:     swap{kind: KindTable, id: id, fromVersion: ver, from: p.MetadataLocation, next: pointerRec{MetadataLocation: metaLoc, Location: loc}},
+		id:      id,
+		sw:      swap{kind: KindTable, id: id, fromVersion: ver, from: p.MetadataLocation, next: pointerRec{MetadataLocation: metaLoc, Location: loc}},
 		oldLoc:  p.Location,
 		result:  s.tableResult(metaLoc, data),
 		trimmed: trimmedMetadata(cur, next, p.MetadataLocation),
