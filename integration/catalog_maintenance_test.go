@@ -84,11 +84,10 @@ func maintReferencedExist(t *testing.T, s *server, tbl *table.Table) {
 		}
 		for _, mf := range mfs {
 			head(mf.FilePath())
-			entries, err := mf.FetchEntries(fsys, true)
-			if err != nil {
-				t.Fatalf("manifest %s: %v", mf.FilePath(), err)
-			}
-			for _, e := range entries {
+			for e, err := range mf.Entries(fsys, true) {
+				if err != nil {
+					t.Fatalf("manifest %s: %v", mf.FilePath(), err)
+				}
 				head(e.DataFile().FilePath())
 			}
 		}

@@ -21,7 +21,8 @@ const conflictRetries = 5
 func retryConflicts(ctx context.Context, attempt func() (jobResult, error)) (jobResult, error) {
 	for i := 1; ; i++ {
 		res, err := attempt()
-		if err == nil || i == conflictRetries || !(errors.Is(err, table.ErrCommitFailed) || errors.Is(err, catalog.ErrCommitFailed)) {
+		lost := errors.Is(err, table.ErrCommitFailed) || errors.Is(err, catalog.ErrCommitFailed)
+		if err == nil || i == conflictRetries || !lost {
 			return res, err
 		}
 		if err := ctx.Err(); err != nil {

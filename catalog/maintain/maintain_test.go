@@ -13,7 +13,6 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
-	iceio "github.com/apache/iceberg-go/io"
 	"github.com/apache/iceberg-go/table"
 
 	"github.com/cairnstore/cairn/catalog"
@@ -210,12 +209,11 @@ func (e *env) referencedExist() {
 			e.t.Fatalf("snapshot %d: manifest list: %v", s.SnapshotID, err)
 		}
 		for _, mf := range mfs {
-			entries, err := mf.FetchEntries(fsys, true)
-			if err != nil {
-				e.t.Fatalf("snapshot %d: manifest %s: %v", s.SnapshotID, mf.FilePath(), err)
-			}
-			for _, en := range entries {
-				if _, err := fsys.(iceio.IO).Open(en.DataFile().FilePath()); err != nil {
+			for en, err := range mf.Entries(fsys, true) {
+				if err != nil {
+					e.t.Fatalf("snapshot %d: manifest %s: %v", s.SnapshotID, mf.FilePath(), err)
+				}
+				if _, err := fsys.Open(en.DataFile().FilePath()); err != nil {
 					e.t.Fatalf("snapshot %d references %s, which is gone: %v", s.SnapshotID, en.DataFile().FilePath(), err)
 				}
 			}

@@ -25,7 +25,8 @@ import (
 const catalogLong = `Operate the Iceberg catalog of a running server.
 
 These commands call the server's Iceberg REST face at
-<endpoint>/iceberg/v1/<warehouse>/catalog/... (with --alias:
+<endpoint>/iceberg/v1/<warehouse>/catalog/... (maintenance:
+.../namespaces/<ns>/tables/<table>/maintenance; with --alias:
 /_iceberg/v1/..., SigV4 signing name s3tables instead of s3), signed for
 region us-east-1 as the root user (CAIRN_ROOT_USER / CAIRN_ROOT_PASSWORD),
 or as the user given by --access-key/--secret-key or CAIRN_ACCESS_KEY /
@@ -75,7 +76,7 @@ type catalogOptions struct {
 }
 
 func catalogCommand(done func(invocation)) *cobra.Command {
-	g := groupCommand("catalog", "Operate the Iceberg catalog of a running server (migration, recovery, backups)", catalogLong)
+	g := groupCommand("catalog", "Operate the Iceberg catalog of a running server (migration, recovery, backups, maintenance)", catalogLong)
 	mig := groupCommand("migration", "Move a warehouse from the object-backed catalog to durable-strong", "")
 	for _, v := range []struct{ verb, short, example string }{
 		{catalogVerbPreflight, "Dry run of the cutover to durable-strong (GET .../catalog/migration)", "  cairn admin catalog migration preflight lakehouse --json"},

@@ -29,7 +29,7 @@ func TestParseCatalog(t *testing.T) {
 		wantOpts any    // nil: not compared
 		wantErr  string // substring; "" means success
 	}{
-		{name: "nothing", args: []string{"admin", "catalog"}, wantErr: "want backup, migration, recover, rehearsal, restore, rotate-token-key or status"},
+		{name: "nothing", args: []string{"admin", "catalog"}, wantErr: "want backup, maintenance, migration, recover, rehearsal, restore, rotate-token-key or status"},
 		{name: "unknown verb", args: []string{"admin", "catalog", "frobnicate", "wh"}, wantErr: `unknown admin catalog command "frobnicate"`},
 		{name: "migration without action", args: []string{"admin", "catalog", "migration"}, wantErr: "want cancel, materialize or preflight"},
 		{name: "migration unknown action", args: []string{"admin", "catalog", "migration", "materialise", "wh"}, wantErr: `unknown admin catalog migration command "materialise"; did you mean materialize?`},
@@ -67,6 +67,16 @@ func TestParseCatalog(t *testing.T) {
 			wantName: "admin catalog restore",
 			wantOpts: func() catalogOptions { o := client(catalogVerbRestore, "wh"); o.BackupID = "b1"; return o }()},
 		{name: "status", args: []string{"admin", "catalog", "status", "wh"}, wantName: "admin catalog status", wantOpts: client(catalogVerbStatus, "wh")},
+		{name: "maintenance run", args: []string{"admin", "catalog", "maintenance", "run", "wh", "a.b.t"},
+			wantName: "admin catalog maintenance run",
+			wantOpts: func() catalogOptions {
+				o := client(catalogVerbMaintRun, "wh")
+				o.Table = catalog.Ident{Namespace: []string{"a", "b"}, Name: "t"}
+				return o
+			}()},
+		{name: "maintenance without table", args: []string{"admin", "catalog", "maintenance", "status", "wh"}, wantErr: "want the warehouse (table bucket) name and the table as NAMESPACE.TABLE"},
+		{name: "maintenance table without namespace", args: []string{"admin", "catalog", "maintenance", "run", "wh", "t"}, wantErr: `table "t": write it as NAMESPACE.TABLE`},
+		{name: "maintenance empty level", args: []string{"admin", "catalog", "maintenance", "run", "wh", "a..t"}, wantErr: "write it as NAMESPACE.TABLE"},
 
 		{name: "catalog help", args: []string{"admin", "catalog", "-h"}, wantName: "help"},
 		{name: "migration help", args: []string{"admin", "catalog", "migration", "--help"}, wantName: "help"},

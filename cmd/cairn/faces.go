@@ -60,9 +60,9 @@ func unsigned(r *http.Request, _ *mux.RouteMatch) bool {
 }
 
 // newRouter wires the HTTP faces on one router: health and metrics for
-// unsigned requests, the Iceberg REST catalog under /iceberg/v1/ and
-// /_iceberg/v1/ (and the table-bucket admin API), then the S3 API for
-// everything else.
+// unsigned requests, the AWS S3 Tables API for requests signed for
+// s3tables, the Iceberg REST catalog under /iceberg/v1/ and /_iceberg/v1/
+// (and the table-bucket admin API), then the S3 API for everything else.
 func newRouter(ctx context.Context, st *objstore.Store, parts *catalogParts, log zerolog.Logger, s3opts ...func(*s3.Options)) (http.Handler, error) {
 	return newRouterWith(ctx, st, parts, log, newServerMetrics(), s3opts...)
 }
@@ -112,6 +112,9 @@ func newRouterWith(ctx context.Context, st *objstore.Store, parts *catalogParts,
 	r.SkipClean(true) // S3 keys may hold "//", "/./" and "/../"
 	health.Register(r.MatcherFunc(unsigned).Subrouter(), health.Options{Ready: ready})
 	r.Handle("/metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{})).Methods(http.MethodGet).MatcherFunc(unsigned)
+	// The AWS S3 Tables API (requests signed for s3tables) shadows the S3
+	// buckets named buckets, namespaces, tables and get-table for them.
+	r.MatcherFunc(s3tablesRequest).Handler(ice.S3Tables(s3tablesOptions(parts)))
 	// The catalog's paths shadow keys under v1/ of an S3 bucket named
 	// "iceberg" (bucket names cannot start with "_").
 	r.PathPrefix(iceberg.Base + "/v1/").Handler(ice)

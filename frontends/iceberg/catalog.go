@@ -15,6 +15,7 @@ import (
 type Catalog interface {
 	CreateWarehouse(ctx context.Context, name string) (catalog.Warehouse, error)
 	ListWarehouses(ctx context.Context) ([]catalog.Warehouse, error)
+	GetWarehouse(ctx context.Context, name string) (catalog.Warehouse, error)
 	DeleteWarehouse(ctx context.Context, name string) error
 
 	Config(ctx context.Context, wh string) (defaults, overrides map[string]string, err error)
@@ -36,6 +37,9 @@ type Catalog interface {
 	CommitTable(ctx context.Context, wh string, id catalog.Ident, body []byte) (catalog.TableResult, error)
 	CommitTransaction(ctx context.Context, wh string, body []byte) error
 	ReportMetrics(ctx context.Context, wh string, id catalog.Ident, body []byte) error
+
+	Maintenance(ctx context.Context, wh string, id *catalog.Ident) (catalog.Maintenance, error)
+	SetMaintenance(ctx context.Context, wh string, id *catalog.Ident, kind catalog.JobKind, cfg catalog.JobConfig) error
 
 	ListViews(ctx context.Context, wh string, ns []string, pageToken string, pageSize int) (ids []catalog.Ident, next string, err error)
 	CreateView(ctx context.Context, wh string, ns []string, body []byte) (catalog.ViewResult, error)

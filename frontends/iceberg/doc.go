@@ -33,6 +33,12 @@
 //     remote-signing turns it on in the table's config, and
 //     .../tables/{table}/sign has the RequestSigner sign S3 requests
 //     inside the table's location only.
+//   - The AWS S3 Tables control plane (s3tables*.go, Server.S3Tables): the
+//     REST-JSON API of the AWS SDKs' s3tables client over the same catalog
+//     and the same authentication, authorization, body limit, access log
+//     and metrics; table buckets are warehouses, ARNs name them and their
+//     tables (by table-uuid), errors are {"message"} with the exception in
+//     x-amzn-ErrorType, mapped from the same table as the Iceberg errors.
 //   - Idempotency-Key replay on mutating routes (idempotency.go), request
 //     ids, one zerolog access line per request and Prometheus metrics by
 //     route and status (server.go, metrics.go).
@@ -43,9 +49,11 @@
 //
 // # Invariants
 //
-//   - Every non-2xx answer carries {"error":{"message","type","code"}}
-//     (HEAD answers carry the status only); the token endpoint answers
-//     OAuth2 errors ({"error","error_description"}) as RFC 6749 says.
+//   - Every non-2xx answer of the Iceberg routes carries
+//     {"error":{"message","type","code"}} (HEAD answers carry the status
+//     only); the token endpoint answers OAuth2 errors
+//     ({"error","error_description"}) as RFC 6749 says; the S3 Tables API
+//     answers {"message"} and its x-amzn-ErrorType header.
 //   - A stored idempotent response is replayed byte for byte; a 5xx is never
 //     stored, so a retry after an unknown outcome runs again.
 //   - The Server holds configuration and its cached token keys only: no

@@ -9,6 +9,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/cairnstore/cairn/catalog"
 )
@@ -22,8 +23,13 @@ type fakeCatalog struct {
 	tables     map[string]json.RawMessage   // wh + "/" + ns key + "/" + name
 	views      map[string]json.RawMessage
 	idem       map[string]idemEntry
-	calls      map[string]int // method -> count
-	failNext   error          // returned once by the next mutating call
+	// maint holds the maintenance jobs of a warehouse (key wh + "/") or
+	// of a table (key idKey); status the outcomes tests set for a table.
+	maint    map[string]map[catalog.JobKind]catalog.JobConfig
+	status   map[string]map[catalog.JobKind]catalog.JobStatus
+	seq      int            // tables created, for their table-uuid
+	calls    map[string]int // method -> count
+	failNext error          // returned once by the next mutating call
 }
 
 type idemEntry struct {
@@ -36,7 +42,8 @@ var _ Catalog = (*fakeCatalog)(nil)
 func newFakeCatalog(warehouses ...string) *fakeCatalog {
 	f := &fakeCatalog{warehouses: map[string]bool{}, namespaces: map[string]map[string]string{},
 		tables: map[string]json.RawMessage{}, views: map[string]json.RawMessage{},
-		idem: map[string]idemEntry{}, calls: map[string]int{}}
+		idem: map[string]idemEntry{}, calls: map[string]int{},
+		maint: map[string]map[catalog.JobKind]catalog.JobConfig{}, status: map[string]map[catalog.JobKind]catalog.JobStatus{}}
 	for _, w := range warehouses {
 		f.warehouses[w] = true
 	}
@@ -102,6 +109,14 @@ func (f *fakeCatalog) DeleteWarehouse(ctx context.Context, name string) error {
 	}
 	delete(f.warehouses, name)
 	return nil
+}
+
+func (f *fakeCatalog) GetWarehouse(ctx context.Context, name string) (catalog.Warehouse, error) {
+	defer f.mu.Unlock()
+	if err := f.enter("GetWarehouse", name); err != nil {
+		return catalog.Warehouse{}, err
+	}
+	return catalog.Warehouse{Name: name, Created: time.Unix(1_700_000_000, 0).UTC()}, nil
 }
 
 func (f *fakeCatalog) Config(ctx context.Context, wh string) (map[string]string, map[string]string, error) {
@@ -275,7 +290,8 @@ func (f *fakeCatalog) CreateTable(ctx context.Context, wh string, ns []string, b
 	if _, ok := f.tables[idKey(wh, id)]; ok {
 		return catalog.TableResult{}, fmt.Errorf("%w: table %s", catalog.ErrAlreadyExists, id)
 	}
-	meta := json.RawMessage(`{"format-version":2,"location":"s3://` + wh + `/t"}`)
+	f.seq++
+	meta := json.RawMessage(fmt.Sprintf(`{"format-version":2,"table-uuid":"00000000-0000-0000-0000-%012d","location":"s3://%s/t","last-updated-ms":1700000000000}`, f.seq, wh))
 	f.tables[idKey(wh, id)] = meta
 	return catalog.TableResult{MetadataLocation: "s3://" + wh + "/t/metadata/00000.metadata.json", Metadata: meta, ETag: "v0"}, nil
 }
