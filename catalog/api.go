@@ -220,6 +220,12 @@ type Catalog interface {
 	// more answer ErrUnsupported, as atomicity across tables needs the
 	// durable-strong backing. A table named twice is ErrBadRequest.
 	CommitTransaction(ctx context.Context, wh string, body []byte) error
+	// SwapMetadataLocation points the table at a metadata file the client
+	// wrote (S3 Tables' UpdateTableMetadataLocation): versionToken must be
+	// the current TableResult.ETag (ErrCommitFailed otherwise, or when a
+	// commit lands meanwhile), the file a metadata file of the same table
+	// in the warehouse's bucket (ErrBadRequest).
+	SwapMetadataLocation(ctx context.Context, wh string, id Ident, versionToken, metadataLocation string) (TableResult, error)
 	// TableForLocation resolves an object location (s3://wh/key) to the
 	// table whose location prefix holds it, through the prefix index.
 	// ErrNoSuchTable when no table's location holds it.

@@ -80,6 +80,20 @@ def step_create():
     check(names(pages, "tables") == ["orders", "returns"], "list_tables pages through both tables")
     loc = c.get_table_metadata_location(tableBucketARN=ARN, namespace="sales", name="orders")
     check(loc["versionToken"] == g["versionToken"] and loc["metadataLocation"] == g["metadataLocation"], "get_table_metadata_location")
+    # An engine writes the next metadata file itself and swaps it in.
+    s3 = boto3.client("s3", endpoint_url=ENDPOINT, region_name="us-east-1")
+    key = loc["metadataLocation"][len("s3://s3t-lake/"):]
+    nxt = key.rsplit("/", 1)[0] + "/00001-engine.metadata.json"
+    s3.copy_object(Bucket="s3t-lake", Key=nxt, CopySource={"Bucket": "s3t-lake", "Key": key})
+    up = c.update_table_metadata_location(tableBucketARN=ARN, namespace="sales", name="orders",
+                                          versionToken=loc["versionToken"], metadataLocation="s3://s3t-lake/" + nxt)
+    check(up["metadataLocation"] == "s3://s3t-lake/" + nxt and up["versionToken"] != loc["versionToken"]
+          and up["tableARN"] == t["tableARN"], "update_table_metadata_location swaps it: %r" % up)
+    code, status, msg = error_code(c.update_table_metadata_location, tableBucketARN=ARN, namespace="sales", name="orders",
+                                   versionToken=loc["versionToken"], metadataLocation="s3://s3t-lake/" + key)
+    check(code == "ConflictException" and status == 409, "a stale versionToken is refused: %s %d %s" % (code, status, msg))
+    check(c.get_table(tableBucketARN=ARN, namespace="sales", name="orders")["metadataLocation"] == "s3://s3t-lake/" + nxt,
+          "get_table sees the swapped metadata")
 
     table = dict(tableBucketARN=ARN, namespace="sales", name="orders")
     c.put_table_maintenance_configuration(type="icebergCompaction", value={"status": "enabled",

@@ -36,6 +36,7 @@ type Catalog interface {
 	RegisterTable(ctx context.Context, wh string, ns []string, name, metadataLocation string, overwrite bool) (catalog.TableResult, error)
 	CommitTable(ctx context.Context, wh string, id catalog.Ident, body []byte) (catalog.TableResult, error)
 	CommitTransaction(ctx context.Context, wh string, body []byte) error
+	SwapMetadataLocation(ctx context.Context, wh string, id catalog.Ident, versionToken, metadataLocation string) (catalog.TableResult, error)
 	ReportMetrics(ctx context.Context, wh string, id catalog.Ident, body []byte) error
 
 	Maintenance(ctx context.Context, wh string, id *catalog.Ident) (catalog.Maintenance, error)

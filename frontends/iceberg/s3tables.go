@@ -104,6 +104,7 @@ func s3tRoutes() []*s3tRoute {
 		op("DELETE", table, "DeleteTable", ActionWrite, (*s3Tables).deleteTable),
 		op("PUT", table+"/rename", "RenameTable", ActionWrite, (*s3Tables).renameTable),
 		op("GET", table+"/metadata-location", "GetTableMetadataLocation", ActionRead, (*s3Tables).getMetadataLocation),
+		op("PUT", table+"/metadata-location", "UpdateTableMetadataLocation", ActionWrite, (*s3Tables).updateMetadataLocation),
 		op("GET", table+"/maintenance", "GetTableMaintenanceConfiguration", ActionRead, (*s3Tables).getTableMaintenance),
 		op("PUT", table+"/maintenance/{type}", "PutTableMaintenanceConfiguration", ActionWrite, (*s3Tables).putTableMaintenance),
 		op("GET", table+"/maintenance-job-status", "GetTableMaintenanceJobStatus", ActionRead, (*s3Tables).getJobStatus),
@@ -136,9 +137,6 @@ func s3tUnsupported() []s3tUnsupportedOp {
 		tags = "tags are not supported on table buckets and tables"
 	)
 	return []s3tUnsupportedOp{
-		{"PUT", table + "/metadata-location", "UpdateTableMetadataLocation",
-			"Cairn cannot swap a table's metadata location conditionally on a version token through S3 Tables: " +
-				"commit through the Iceberg REST catalog instead (POST /iceberg/v1/BUCKET/namespaces/NAMESPACE/tables/TABLE), which swaps it atomically"},
 		{"GET", bucket + "/policy", "GetTableBucketPolicy", policy},
 		{"PUT", bucket + "/policy", "PutTableBucketPolicy", policy},
 		{"DELETE", bucket + "/policy", "DeleteTableBucketPolicy", policy},

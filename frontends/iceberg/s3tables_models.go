@@ -114,6 +114,21 @@ type s3tRenameRequest struct {
 	VersionToken     string `json:"versionToken"`
 }
 
+// s3tUpdateMetadataLocationRequest is UpdateTableMetadataLocationRequest.
+type s3tUpdateMetadataLocationRequest struct {
+	VersionToken     string `json:"versionToken"`
+	MetadataLocation string `json:"metadataLocation"`
+}
+
+// s3tUpdateMetadataLocationResponse is UpdateTableMetadataLocationResponse.
+type s3tUpdateMetadataLocationResponse struct {
+	Name             string   `json:"name"`
+	TableARN         string   `json:"tableARN"`
+	Namespace        []string `json:"namespace"`
+	VersionToken     string   `json:"versionToken"`
+	MetadataLocation string   `json:"metadataLocation"`
+}
+
 // s3tMetadataLocationResponse is GetTableMetadataLocationResponse.
 type s3tMetadataLocationResponse struct {
 	VersionToken      string `json:"versionToken"`

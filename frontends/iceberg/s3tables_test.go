@@ -187,7 +187,12 @@ func TestS3TablesOperations(t *testing.T) {
 		{"list tables missing namespace", "reader", "GET", "/tables/" + arnOf("wh") + "?namespace=nope", "", 404, "NotFoundException", nil},
 		{"metadata location", "reader", "GET", orders + "/metadata-location", "", 200, "",
 			wantJSON(jp("versionToken", "v0"), jp("metadataLocation", "s3://wh/t/metadata/00000.metadata.json"), jp("warehouseLocation", "s3://wh/t"))},
-		{"update metadata location", "writer", "PUT", orders + "/metadata-location", `{"versionToken":"v0","metadataLocation":"s3://wh/x"}`, 405, "MethodNotAllowedException", nil},
+		{"update metadata location", "writer", "PUT", orders + "/metadata-location", `{"versionToken":"v0","metadataLocation":"s3://wh/t/metadata/00001.metadata.json"}`, 200, "",
+			wantJSON(jp("versionToken", "v1"), jp("metadataLocation", "s3://wh/t/metadata/00001.metadata.json"), jp("name", "orders"), jp("namespace", 0, "sales"), jp("tableARN", tableARN))},
+		{"update metadata location stale", "writer", "PUT", orders + "/metadata-location", `{"versionToken":"v7","metadataLocation":"s3://wh/t/m.json"}`, 409, "ConflictException", nil},
+		{"update metadata location outside", "writer", "PUT", orders + "/metadata-location", `{"versionToken":"v0","metadataLocation":"s3://other/m.json"}`, 400, "BadRequestException", nil},
+		{"update metadata location no token", "writer", "PUT", orders + "/metadata-location", `{"metadataLocation":"s3://wh/t/m.json"}`, 400, "BadRequestException", nil},
+		{"update metadata location reader", "reader", "PUT", orders + "/metadata-location", `{"versionToken":"v0","metadataLocation":"s3://wh/t/m.json"}`, 403, "ForbiddenException", nil},
 		// table maintenance
 		{"put compaction", "writer", "PUT", orders + "/maintenance/icebergCompaction", compaction, 204, "", nil},
 		{"put compaction reader", "reader", "PUT", orders + "/maintenance/icebergCompaction", compaction, 403, "ForbiddenException", nil},
