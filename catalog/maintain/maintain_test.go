@@ -410,6 +410,9 @@ func TestRunFenced(t *testing.T) {
 	if st := m.Status[catalog.JobSnapshots]; st.Status != catalog.JobNotYetRun {
 		t.Errorf("status after a fenced run: %+v, want Not_Yet_Run", st)
 	}
+	if s := e.run.Stats(); s.Running != 0 || len(s.Runs) != 0 {
+		t.Errorf("stats after a fenced run: %+v, want nothing counted", s)
+	}
 	if n := len(e.table().Metadata().Snapshots()); n != 4 {
 		t.Errorf("%d snapshots after a fenced run, want the 4 untouched", n)
 	}

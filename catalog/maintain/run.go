@@ -81,11 +81,12 @@ func (r *Runner) Run(ctx context.Context, wh string, id catalog.Ident) (catalog.
 		r.stats.start()
 		began := time.Now()
 		res, err := r.runJob(ctx, wh, id, k, cfg)
-		r.stats.end(k, res, err)
 		if errors.Is(err, catalog.ErrFenced) {
+			r.stats.stop()
 			r.opt.Logger.Info().Err(err).Str("warehouse", wh).Stringer("table", id).Str("job", string(k)).Msg("maintenance paused by a catalog cutover")
 			return catalog.Maintenance{}, err
 		}
+		r.stats.end(k, res, err)
 		st := catalog.JobStatus{Status: catalog.JobSuccessful, LastRun: r.opt.Now().UTC(), Counts: res.counts}
 		ev := r.opt.Logger.Info()
 		if err != nil {

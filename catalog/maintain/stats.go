@@ -31,6 +31,13 @@ func (st *stats) start() {
 	st.mu.Unlock()
 }
 
+// stop ends a job that did not run to an outcome (fenced).
+func (st *stats) stop() {
+	st.mu.Lock()
+	st.s.Running--
+	st.mu.Unlock()
+}
+
 func (st *stats) end(k catalog.JobKind, res jobResult, err error) {
 	st.mu.Lock()
 	defer st.mu.Unlock()
