@@ -78,6 +78,13 @@ func pyRunPhase(t *testing.T, eng engines, srv *server, script, state string, ou
 	stdout := eng.runPython(t, pyPhaseTimeout, pyEnv(), pyScript(t, script),
 		"--endpoint", srv.url(""), "--warehouse", pyWarehouse, "--state", state)
 	t.Logf("%s: %v", script, time.Since(start).Round(time.Millisecond))
+	pyDecodeLast(t, script, stdout, out)
+}
+
+// pyDecodeLast decodes the JSON report on the last line of a script's
+// output into out.
+func pyDecodeLast(t *testing.T, script, stdout string, out any) {
+	t.Helper()
 	lines := strings.Split(strings.TrimSpace(stdout), "\n")
 	if err := json.Unmarshal([]byte(lines[len(lines)-1]), out); err != nil {
 		t.Fatalf("%s: the last line of its output is not its report: %v\n%s", script, err, stdout)
