@@ -46,16 +46,23 @@ func (t *s3Tables) putBucketMaintenance(req *request) (reply, error) {
 	return t.putMaintenance(req, nil, s3tBucketJobs(), "PutTableMaintenanceConfiguration, as it is configured per table")
 }
 
-func (t *s3Tables) getTableMaintenance(req *request) (reply, error) {
+// tableMaintenance loads the path's table (for its ARN) and its
+// maintenance.
+func (t *s3Tables) tableMaintenance(req *request) (s3tLoaded, catalog.Maintenance, error) {
 	id, err := pathTable(req)
 	if err != nil {
-		return reply{}, err
+		return s3tLoaded{}, catalog.Maintenance{}, err
 	}
 	l, err := t.load(req, id)
 	if err != nil {
-		return reply{}, err
+		return s3tLoaded{}, catalog.Maintenance{}, err
 	}
 	m, err := t.s.opt.Catalog.Maintenance(req.Context(), req.warehouse, &id)
+	return l, m, err
+}
+
+func (t *s3Tables) getTableMaintenance(req *request) (reply, error) {
+	l, m, err := t.tableMaintenance(req)
 	if err != nil {
 		return reply{}, err
 	}
@@ -79,15 +86,7 @@ func (t *s3Tables) getBucketMaintenance(req *request) (reply, error) {
 }
 
 func (t *s3Tables) getJobStatus(req *request) (reply, error) {
-	id, err := pathTable(req)
-	if err != nil {
-		return reply{}, err
-	}
-	l, err := t.load(req, id)
-	if err != nil {
-		return reply{}, err
-	}
-	m, err := t.s.opt.Catalog.Maintenance(req.Context(), req.warehouse, &id)
+	l, m, err := t.tableMaintenance(req)
 	if err != nil {
 		return reply{}, err
 	}
