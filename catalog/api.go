@@ -114,6 +114,13 @@ type Options struct {
 	Now func() time.Time
 	// Hooks are failpoints for crash tests; nil fields do nothing.
 	Hooks Hooks
+	// PolicyCheck, when set, also checks a resource policy document that
+	// is put (SetResourcePolicy), after the catalog's own checks of its
+	// shape: cmd/ passes the parser of the evaluator that enforces the
+	// policies, so that what it cannot evaluate (an unknown condition
+	// operator, a value of the wrong type) is refused when it is put. Its
+	// error is answered as a malformed policy (ErrBadRequest).
+	PolicyCheck func(doc []byte) error
 	// Gate, when set, fences writes during a backing cutover: every write
 	// enters it first (catalog/migrate provides it for the object
 	// backing). Nil: writes are never fenced.
@@ -241,6 +248,27 @@ type Catalog interface {
 	// table; zero settings of an enabled job take the defaults.
 	// ErrBadRequest for settings out of bounds.
 	SetMaintenance(ctx context.Context, wh string, id *Ident, kind JobKind, cfg JobConfig) error
+
+	// ResourcePolicy returns the resource policy of a warehouse (id nil:
+	// its table bucket policy) or of a table, as it was put.
+	// ErrNoSuchPolicy when there is none; ErrNoSuchTable when the table
+	// is unknown.
+	ResourcePolicy(ctx context.Context, wh string, id *Ident) (string, error)
+	// SetResourcePolicy checks doc (policycheck.go: the IAM policy
+	// language with s3tables: actions, at most MaxPolicySize bytes, every
+	// resource naming the table bucket or the table, whose ARN is arn,
+	// and Options.PolicyCheck) and keeps it as the warehouse's or the
+	// table's resource policy, replacing any. ErrBadRequest for a
+	// malformed document; ErrNoSuchTable when the table is unknown.
+	SetResourcePolicy(ctx context.Context, wh string, id *Ident, arn, doc string) error
+	// DeleteResourcePolicy forgets the warehouse's or the table's
+	// resource policy; none is no error.
+	DeleteResourcePolicy(ctx context.Context, wh string, id *Ident) error
+	// ResourcePolicies returns the policies that govern a request on the
+	// warehouse and, when id is set, on that table: "" for each that is
+	// not set. It checks neither the warehouse nor the table (an unknown
+	// one has none), for authorizers, which read it on every request.
+	ResourcePolicies(ctx context.Context, wh string, id *Ident) (warehouse, table string, err error)
 
 	// ListViews lists the views of a namespace; paging as ListTables.
 	ListViews(ctx context.Context, wh string, ns []string, pageToken string, pageSize int) (ids []Ident, next string, err error)

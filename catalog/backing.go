@@ -40,11 +40,15 @@ const (
 	// KindMaintenance: table maintenance configuration and job status;
 	// key = TableKey(ident), or "warehouse" for the warehouse's own.
 	KindMaintenance Kind = "maintenance"
+	// KindPolicy: resource policies (policy.go); key = TableKey(ident)
+	// for a table's, or "warehouse" for the warehouse's (its table bucket
+	// policy).
+	KindPolicy Kind = "policy"
 )
 
 // Kinds lists every kind, for tools that walk a whole backing.
 func Kinds() []Kind {
-	return []Kind{KindWarehouse, KindNamespace, KindTable, KindView, KindCommit, KindIdempotency, KindPrefix, KindMaintenance}
+	return []Kind{KindWarehouse, KindNamespace, KindTable, KindView, KindCommit, KindIdempotency, KindPrefix, KindMaintenance, KindPolicy}
 }
 
 // AnyVersion as ifVersion makes Put and Delete unconditional.

@@ -16,9 +16,11 @@
 //
 // Per warehouse: namespace records (properties), table and view pointer
 // records (current metadata location and table location), the commit log,
-// idempotency entries and the location prefix index. Keys: a namespace is
-// its levels joined by 0x1F; a table or view is its namespace key, 0x1E
-// and its name. Identifiers (levels and names) are 1-255 bytes of UTF-8
+// idempotency entries, the location prefix index, table maintenance
+// (maintenance.go) and resource policies (policy.go: a table bucket's and
+// a table's, kept and checked here, evaluated by whoever authorizes).
+// Keys: a namespace is its levels joined by 0x1F; a table or view is its
+// namespace key, 0x1E and its name. Identifiers (levels and names) are 1-255 bytes of UTF-8
 // without "/", NUL or other control characters, and not "." or "..".
 //
 // # Commit protocol

@@ -67,6 +67,9 @@ var (
 	// drops the table or the view (drops of a colliding identifier are
 	// allowed). 503 ServiceUnavailableException.
 	ErrQuarantined = errors.New("identifier collision requires operator cleanup")
+	// ErrNoSuchPolicy: the table bucket or table has no resource policy.
+	// 404 NotFoundException (the S3 Tables API serves policies).
+	ErrNoSuchPolicy = errors.New("no such resource policy")
 	// ErrUnavailable: the backing does not serve the warehouse (a
 	// durable-strong snapshot failed validation or is quarantined); other
 	// warehouses are served. 503 ServiceUnavailableException.
@@ -80,7 +83,7 @@ func clientSentinels() []error {
 		ErrNoSuchWarehouse, ErrNoSuchNamespace, ErrNoSuchTable, ErrNoSuchView,
 		ErrAlreadyExists, ErrNamespaceNotEmpty, ErrCommitFailed, ErrCommitStateUnknown,
 		ErrBadRequest, ErrUnprocessable, ErrUnsupported, ErrFenced,
-		ErrMigrationConflict, ErrQuarantined, ErrUnavailable,
+		ErrMigrationConflict, ErrQuarantined, ErrUnavailable, ErrNoSuchPolicy,
 	}
 }
 

@@ -84,6 +84,7 @@ func (s *Service) DropTable(ctx context.Context, wh string, id Ident, purge bool
 		return err
 	}
 	s.forgetMaintenance(ctx, wh, id, nil)
+	s.forgetPolicy(ctx, wh, id, nil)
 	if !purge {
 		return nil
 	}
@@ -141,6 +142,7 @@ func (s *Service) RenameTable(ctx context.Context, wh string, from, to Ident) er
 		return err
 	}
 	s.forgetMaintenance(ctx, wh, from, &to)
+	s.forgetPolicy(ctx, wh, from, &to)
 	return nil
 }
 

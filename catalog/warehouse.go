@@ -97,7 +97,7 @@ func (s *Service) DeleteWarehouse(ctx context.Context, name string) error {
 	if err := s.b.Delete(ctx, "", KindWarehouse, name, AnyVersion); err != nil {
 		return err
 	}
-	for _, k := range []Kind{KindCommit, KindIdempotency, KindPrefix, KindMaintenance} {
+	for _, k := range []Kind{KindCommit, KindIdempotency, KindPrefix, KindMaintenance, KindPolicy} {
 		if err := s.deleteAll(ctx, name, k); err != nil {
 			s.log.Warn().Err(err).Str("warehouse", name).Msg("forgetting warehouse records")
 		}

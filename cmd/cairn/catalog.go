@@ -94,6 +94,8 @@ func openCatalog(ctx context.Context, st *objstore.Store, s3Endpoint string, log
 	copt := catalog.Options{
 		Logger:     log.With().Str("component", "catalog").Logger(),
 		S3Endpoint: s3Endpoint,
+		// A resource policy is put only when the evaluator can read it.
+		PolicyCheck: checkTablesPolicy,
 	}
 	if !fp.Empty() {
 		copt.Hooks = catalog.Hooks{

@@ -132,12 +132,15 @@ func newIcebergFace(parts *catalogParts, users *iam.Directory, reg prometheus.Re
 		return nil, err
 	}
 	auth := newIcebergAuth(users)
+	// The Authorizer honours users' policies and the resource policies of
+	// table buckets and tables (tablepolicy.go), which name them by the
+	// S3 Tables API's ARNs.
 	opt := iceberg.Options{
 		Catalog:             parts.svc,
 		Recovery:            parts.svc,
 		Status:              parts.status,
 		Authenticator:       auth,
-		Authorizer:          auth,
+		Authorizer:          newTablesAuth(auth, parts.svc, s3tablesOptions(parts)),
 		IdempotencyLifetime: catalog.IdempotencyLifetimeISO,
 		Logger:              log.With().Str("component", "iceberg").Logger(),
 		Metrics:             metrics,

@@ -16,6 +16,7 @@ import (
 
 	"github.com/cairnstore/cairn/catalog/strong"
 	"github.com/cairnstore/cairn/frontends/iceberg"
+	"github.com/cairnstore/cairn/frontends/s3/access"
 	"github.com/cairnstore/cairn/frontends/s3/iam"
 	"github.com/cairnstore/cairn/frontends/s3/sigv4"
 )
@@ -147,24 +148,45 @@ func (a *icebergAuth) Login(accessKey, secret string) (iceberg.Principal, error)
 }
 
 // Authorize maps catalog actions to S3 policy actions on the warehouse's
-// bucket, so one IAM-style policy governs both faces: read needs
-// s3:GetObject, write s3:PutObject and admin (purging a table's files)
-// s3:DeleteObject, each on arn:aws:s3:::WAREHOUSE/*; migrate (the
-// cutover, recovery, backup and restore) needs admin:MigrateTableCatalog
-// on arn:aws:s3:::WAREHOUSE.
+// bucket, so one IAM-style policy governs both faces (userAction): the
+// root user may do everything, another user what its policy allows.
 func (a *icebergAuth) Authorize(p iceberg.Principal, action iceberg.Action, warehouse string) bool {
-	if action == iceberg.ActionMigrate {
-		// Cairn scopes the cutover permission to the warehouse (RustFS
-		// checks it with an empty bucket scope, in effect globally).
-		return a.users.Authorize(p.AccessKey, "admin:MigrateTableCatalog", "arn:aws:s3:::"+warehouse)
-	}
-	s3Action := map[iceberg.Action]string{
-		iceberg.ActionRead:  "s3:GetObject",
-		iceberg.ActionWrite: "s3:PutObject",
-		iceberg.ActionAdmin: "s3:DeleteObject",
-	}[action]
+	return p.Root || a.users.IsRoot(p.AccessKey) || a.userEffect(p, action, warehouse) == access.Allow
+}
+
+// userEffect is what the user's own policy says of action on warehouse:
+// Allow, Deny (an explicit Deny) or None. Unknown users (and session
+// keys, which the catalog does not take) have no policy.
+func (a *icebergAuth) userEffect(p iceberg.Principal, action iceberg.Action, warehouse string) access.Effect {
+	s3Action, resource := userAction(action, warehouse)
 	if s3Action == "" {
-		return false
+		return access.None
 	}
-	return a.users.Authorize(p.AccessKey, s3Action, "arn:aws:s3:::"+warehouse+"/*")
+	pol, ok := a.users.UserPolicy(p.AccessKey)
+	if !ok {
+		return access.None
+	}
+	return pol.Eval(&access.Request{Principal: p.AccessKey, Action: s3Action, Resource: resource})
+}
+
+// userAction is the S3 policy action and resource a catalog action needs
+// in a user's policy: read needs s3:GetObject, write s3:PutObject and
+// admin (purging a table's files) s3:DeleteObject, each on
+// arn:aws:s3:::WAREHOUSE/*; migrate (the cutover, recovery, backup and
+// restore) needs admin:MigrateTableCatalog on arn:aws:s3:::WAREHOUSE.
+// Cairn scopes the cutover permission to the warehouse (RustFS checks it
+// with an empty bucket scope, in effect globally). An unknown action
+// needs what no policy grants ("").
+func userAction(action iceberg.Action, warehouse string) (s3Action, resource string) {
+	switch action {
+	case iceberg.ActionMigrate:
+		return "admin:MigrateTableCatalog", "arn:aws:s3:::" + warehouse
+	case iceberg.ActionRead:
+		return "s3:GetObject", "arn:aws:s3:::" + warehouse + "/*"
+	case iceberg.ActionWrite:
+		return "s3:PutObject", "arn:aws:s3:::" + warehouse + "/*"
+	case iceberg.ActionAdmin:
+		return "s3:DeleteObject", "arn:aws:s3:::" + warehouse + "/*"
+	}
+	return "", ""
 }

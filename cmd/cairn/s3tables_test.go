@@ -81,6 +81,14 @@ func TestS3TablesWiring(t *testing.T) {
 		{"the warehouse on the Iceberg face", "GET", "/iceberg/v1/lake/namespaces", "", s3tables, 200, `"namespaces":[["ns"]]`},
 		{"S3 bucket named buckets", "GET", "/buckets", "", s3, 404, "NoSuchBucket"},
 		{"missing table", "GET", "/get-table?tableBucketARN=" + url.QueryEscape("arn:aws:s3tables:us-east-1:000000000000:bucket/lake") + "&namespace=ns&name=t", "", s3tables, 404, `"message":"no such table`},
+		// The catalog checks a policy with the evaluator's parser too.
+		{"policy the evaluator cannot read", "PUT", "/buckets/" + url.QueryEscape("arn:aws:s3tables:us-east-1:000000000000:bucket/lake") + "/policy",
+			`{"resourcePolicy":"{\"Statement\":[{\"Effect\":\"Deny\",\"Principal\":\"*\",\"Action\":\"s3tables:*\",\"Resource\":\"*\",\"Condition\":{\"StringSortOf\":{\"a\":\"b\"}}}]}"}`,
+			s3tables, 400, "StringSortOf"},
+		{"policy", "PUT", "/buckets/" + url.QueryEscape("arn:aws:s3tables:us-east-1:000000000000:bucket/lake") + "/policy",
+			`{"resourcePolicy":"{\"Statement\":[{\"Effect\":\"Allow\",\"Principal\":\"*\",\"Action\":\"s3tables:GetTable\",\"Resource\":\"*\"}]}"}`,
+			s3tables, 200, ""},
+		{"get policy", "GET", "/buckets/" + url.QueryEscape("arn:aws:s3tables:us-east-1:000000000000:bucket/lake") + "/policy", "", s3tables, 200, `s3tables:GetTable`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			status, out := call(t, tc.method, srv.URL+tc.path, []byte(tc.body), func(r *http.Request) { tc.sign(r, tc.body) })

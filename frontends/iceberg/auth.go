@@ -67,6 +67,39 @@ type Authorizer interface {
 	Authorize(p Principal, action Action, warehouse string) bool
 }
 
+// AccessRequest is one question to a ResourceAuthorizer: may Principal
+// perform Action, precisely the S3 Tables actions TablesActions, in
+// Warehouse and on Table when the request names one.
+type AccessRequest struct {
+	Principal Principal
+	Action    Action
+	// TablesActions are the AWS S3 Tables actions the request performs
+	// ("s3tables:GetTable"; tablesactions.go), which the resource
+	// policies of table buckets and tables grant and deny; empty for the
+	// routes no resource policy governs.
+	TablesActions []string
+	Warehouse     string
+	// Table is the table the request names in its path (or, for
+	// renameTable, its source; for GetTable by ARN, the table of that
+	// ARN); nil when it names none.
+	Table *catalog.Ident
+}
+
+// ResourceAuthorizer is an Authorizer that also honours the resource
+// policies of table buckets and tables (cmd/ reads them from the catalog
+// and evaluates them with the users' own policies). When the Options'
+// Authorizer is one, the face asks AuthorizeRequest, not Authorize, for
+// every request whose route checks an action, on both the Iceberg REST
+// routes and the S3 Tables API; Authorize still answers the questions no
+// one request on a table asks: which table buckets ListTableBuckets
+// shows, and whether vended credentials and remote signing may write.
+// An error is a failure to decide (the request fails with it), never a
+// refusal.
+type ResourceAuthorizer interface {
+	Authorizer
+	AuthorizeRequest(ctx context.Context, r AccessRequest) (bool, error)
+}
+
 // TokenKeyStore keeps the keys that sign bearer tokens (catalog.Service
 // keeps them in the store, so tokens outlive a restart).
 type TokenKeyStore interface {
@@ -299,10 +332,37 @@ func cutPrefixFold(s, prefix string) (string, bool) {
 	return "", false
 }
 
-// authorize checks action on the request's warehouse.
+// authorize checks action on the request's warehouse, and on its table
+// (req.table) with a ResourceAuthorizer. The S3 Tables actions are the
+// route's (req.tablesActions) when action is the route's own, else
+// those of the action alone (coarseTablesActions).
 func (s *Server) authorize(req *request, action Action) error {
-	if s.opt.Authorizer == nil || s.opt.Authorizer.Authorize(req.principal, action, req.warehouse) {
+	a := s.opt.Authorizer
+	if a == nil {
 		return nil
 	}
-	return fmt.Errorf("%w: %s may not %s in warehouse %q", ErrForbidden, req.principal.AccessKey, action, req.warehouse)
+	var allowed bool
+	if ra, ok := a.(ResourceAuthorizer); ok {
+		actions := req.tablesActions
+		if req.route == nil || action != req.route.action {
+			actions = coarseTablesActions(action)
+		}
+		var err error
+		allowed, err = ra.AuthorizeRequest(req.Context(), AccessRequest{Principal: req.principal, Action: action,
+			TablesActions: actions, Warehouse: req.warehouse, Table: req.table})
+		if err != nil {
+			return fmt.Errorf("authorizing %s: %w", req.op, err)
+		}
+	} else {
+		allowed = a.Authorize(req.principal, action, req.warehouse)
+	}
+	if allowed {
+		return nil
+	}
+	on := ""
+	if req.table != nil {
+		on = " on table " + req.table.String()
+	}
+	return fmt.Errorf("%w: %s may not %s in warehouse %q%s: neither the user's policy nor a resource policy of the table bucket or table allows it, or one denies it",
+		ErrForbidden, req.principal.AccessKey, action, req.warehouse, on)
 }

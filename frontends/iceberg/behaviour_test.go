@@ -296,7 +296,7 @@ func TestErrorTableCoversCatalogSentinels(t *testing.T) {
 		"ErrCommitFailed": catalog.ErrCommitFailed, "ErrCommitStateUnknown": catalog.ErrCommitStateUnknown,
 		"ErrBadRequest": catalog.ErrBadRequest, "ErrUnprocessable": catalog.ErrUnprocessable,
 		"ErrUnsupported": catalog.ErrUnsupported, "ErrFenced": catalog.ErrFenced, "ErrMigrationConflict": catalog.ErrMigrationConflict, "ErrQuarantined": catalog.ErrQuarantined, "ErrUnavailable": catalog.ErrUnavailable,
-		"ErrNotFound": catalog.ErrNotFound, "ErrConflict": catalog.ErrConflict,
+		"ErrNoSuchPolicy": catalog.ErrNoSuchPolicy, "ErrNotFound": catalog.ErrNotFound, "ErrConflict": catalog.ErrConflict,
 	}
 	for _, name := range names {
 		err, ok := known[name]

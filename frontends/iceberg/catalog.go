@@ -42,6 +42,10 @@ type Catalog interface {
 	Maintenance(ctx context.Context, wh string, id *catalog.Ident) (catalog.Maintenance, error)
 	SetMaintenance(ctx context.Context, wh string, id *catalog.Ident, kind catalog.JobKind, cfg catalog.JobConfig) error
 
+	ResourcePolicy(ctx context.Context, wh string, id *catalog.Ident) (string, error)
+	SetResourcePolicy(ctx context.Context, wh string, id *catalog.Ident, arn, doc string) error
+	DeleteResourcePolicy(ctx context.Context, wh string, id *catalog.Ident) error
+
 	ListViews(ctx context.Context, wh string, ns []string, pageToken string, pageSize int) (ids []catalog.Ident, next string, err error)
 	CreateView(ctx context.Context, wh string, ns []string, body []byte) (catalog.ViewResult, error)
 	LoadView(ctx context.Context, wh string, id catalog.Ident) (catalog.ViewResult, error)

@@ -24,6 +24,12 @@
 //     token outlives a restart until it expires); POST /v1/oauth/token-keys
 //     (root only) rotates them, and a token of the key before the previous
 //     one is refused.
+//   - What a request is, for the resource policies of table buckets and
+//     tables (tablesactions.go): the S3 Tables actions each route
+//     performs and the table it names, handed to a ResourceAuthorizer
+//     (cmd/ evaluates the policies with the users' own); the policies
+//     themselves are kept by the catalog and served by the S3 Tables API
+//     (s3tables_policy.go), never evaluated here.
 //   - Credential vending (vend.go): X-Iceberg-Access-Delegation:
 //     vended-credentials on create and load, and .../credentials, answer
 //     credentials for the table's location from the Vendor (cmd/ makes

@@ -75,6 +75,8 @@ func catalogErrors() []catalogError {
 			"run the migration preflight (cairn admin catalog migration preflight WAREHOUSE) and resolve what it reports"},
 		{catalog.ErrQuarantined, APIError{Status: 503, Type: "ServiceUnavailableException"},
 			"an operator must drop the colliding table or view first"},
+		{catalog.ErrNoSuchPolicy, APIError{Status: 404, Type: "NotFoundException"},
+			"put one first (PutTableBucketPolicy or PutTablePolicy of the S3 Tables API)"},
 		{catalog.ErrUnavailable, APIError{Status: 503, Type: "ServiceUnavailableException"},
 			"other warehouses are served; an operator must repair this one (the server log says why)"},
 		// The backing's own errors are translated by the catalog and should

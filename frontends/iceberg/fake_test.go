@@ -25,8 +25,10 @@ type fakeCatalog struct {
 	idem       map[string]idemEntry
 	// maint holds the maintenance jobs of a warehouse (key wh + "/") or
 	// of a table (key idKey); status the outcomes tests set for a table.
-	maint    map[string]map[catalog.JobKind]catalog.JobConfig
-	status   map[string]map[catalog.JobKind]catalog.JobStatus
+	maint  map[string]map[catalog.JobKind]catalog.JobConfig
+	status map[string]map[catalog.JobKind]catalog.JobStatus
+	// policies holds resource policies by policyKey.
+	policies map[string]fakePolicy
 	seq      int            // tables created, for their table-uuid
 	calls    map[string]int // method -> count
 	failNext error          // returned once by the next mutating call
@@ -43,7 +45,8 @@ func newFakeCatalog(warehouses ...string) *fakeCatalog {
 	f := &fakeCatalog{warehouses: map[string]bool{}, namespaces: map[string]map[string]string{},
 		tables: map[string]json.RawMessage{}, views: map[string]json.RawMessage{},
 		idem: map[string]idemEntry{}, calls: map[string]int{},
-		maint: map[string]map[catalog.JobKind]catalog.JobConfig{}, status: map[string]map[catalog.JobKind]catalog.JobStatus{}}
+		maint: map[string]map[catalog.JobKind]catalog.JobConfig{}, status: map[string]map[catalog.JobKind]catalog.JobStatus{},
+		policies: map[string]fakePolicy{}}
 	for _, w := range warehouses {
 		f.warehouses[w] = true
 	}

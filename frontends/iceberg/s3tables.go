@@ -51,13 +51,7 @@ type s3Tables struct {
 // API at the root of the endpoint; the caller routes to it the requests
 // signed for the service s3tables.
 func (s *Server) S3Tables(opt S3TablesOptions) http.Handler {
-	if opt.Region == "" {
-		opt.Region = DefaultS3TablesRegion
-	}
-	if opt.AccountID == "" {
-		opt.AccountID = DefaultS3TablesAccount
-	}
-	return &s3Tables{s: s, opt: opt, routes: s3tRoutes()}
+	return &s3Tables{s: s, opt: opt.withDefaults(), routes: s3tRoutes()}
 }
 
 // s3tRoute is one S3 Tables operation. The embedded route carries what
@@ -108,6 +102,15 @@ func s3tRoutes() []*s3tRoute {
 		op("GET", table+"/maintenance", "GetTableMaintenanceConfiguration", ActionRead, (*s3Tables).getTableMaintenance),
 		op("PUT", table+"/maintenance/{type}", "PutTableMaintenanceConfiguration", ActionWrite, (*s3Tables).putTableMaintenance),
 		op("GET", table+"/maintenance-job-status", "GetTableMaintenanceJobStatus", ActionRead, (*s3Tables).getJobStatus),
+
+		// A policy is read, put and deleted with write access
+		// (s3tables_policy.go).
+		op("PUT", bucket+"/policy", "PutTableBucketPolicy", ActionWrite, (*s3Tables).putPolicy),
+		op("GET", bucket+"/policy", "GetTableBucketPolicy", ActionWrite, (*s3Tables).getPolicy),
+		op("DELETE", bucket+"/policy", "DeleteTableBucketPolicy", ActionWrite, (*s3Tables).deletePolicy),
+		op("PUT", table+"/policy", "PutTablePolicy", ActionWrite, (*s3Tables).putPolicy),
+		op("GET", table+"/policy", "GetTablePolicy", ActionWrite, (*s3Tables).getPolicy),
+		op("DELETE", table+"/policy", "DeleteTablePolicy", ActionWrite, (*s3Tables).deletePolicy),
 	}
 	for _, u := range s3tUnsupported() {
 		rt = append(rt, op(u.method, u.path, u.op, "", s3tRefuse(u.op, u.why)))
@@ -128,21 +131,13 @@ type s3tUnsupportedOp struct {
 // be refused worth telling; other paths get NotFoundException.
 func s3tUnsupported() []s3tUnsupportedOp {
 	const (
-		bucket = "/buckets/{tableBucketARN}"
-		table  = "/tables/{tableBucketARN}/{namespace}/{name}"
-		policy = "resource policies are not supported: Cairn authorizes S3 Tables requests by the IAM-style policy of the signing user " +
-			"(s3:GetObject on arn:aws:s3:::BUCKET/* to read, s3:PutObject to write; cairn admin user add NAME --policy @FILE)"
+		bucket     = "/buckets/{tableBucketARN}"
+		table      = "/tables/{tableBucketARN}/{namespace}/{name}"
 		encryption = "encryption settings are not supported through S3 Tables: set the default encryption of the table bucket's S3 bucket " +
 			"with the S3 API's PutBucketEncryption instead"
 		tags = "tags are not supported on table buckets and tables"
 	)
 	return []s3tUnsupportedOp{
-		{"GET", bucket + "/policy", "GetTableBucketPolicy", policy},
-		{"PUT", bucket + "/policy", "PutTableBucketPolicy", policy},
-		{"DELETE", bucket + "/policy", "DeleteTableBucketPolicy", policy},
-		{"GET", table + "/policy", "GetTablePolicy", policy},
-		{"PUT", table + "/policy", "PutTablePolicy", policy},
-		{"DELETE", table + "/policy", "DeleteTablePolicy", policy},
 		{"GET", bucket + "/encryption", "GetTableBucketEncryption", encryption},
 		{"PUT", bucket + "/encryption", "PutTableBucketEncryption", encryption},
 		{"DELETE", bucket + "/encryption", "DeleteTableBucketEncryption", encryption},
@@ -193,6 +188,7 @@ func (t *s3Tables) serve(req *request) (int, []byte, error) {
 	case rt.root && !req.principal.Root:
 		return t.encodeError(req, fmt.Errorf("%w: %s is for the root user only: sign the request with the root credentials", ErrForbidden, rt.op))
 	case rt.action != "":
+		req.table, req.tablesActions = t.routeTable(req), []string{"s3tables:" + rt.op}
 		if err := t.s.authorize(req, rt.action); err != nil {
 			return t.encodeError(req, err)
 		}

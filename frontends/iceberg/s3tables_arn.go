@@ -4,6 +4,8 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"strings"
+
+	"github.com/cairnstore/cairn/catalog"
 )
 
 // S3 Tables names table buckets and tables by ARN:
@@ -24,13 +26,33 @@ type s3tARN struct {
 }
 
 // bucketARN is the ARN of table bucket name.
-func (t *s3Tables) bucketARN(name string) string {
-	return "arn:aws:s3tables:" + t.opt.Region + ":" + t.opt.AccountID + ":bucket/" + name
-}
+func (t *s3Tables) bucketARN(name string) string { return t.opt.BucketARN(name) }
 
 // tableARN is the ARN of the table tableID of table bucket name.
-func (t *s3Tables) tableARN(bucket, tableID string) string {
-	return t.bucketARN(bucket) + "/table/" + tableID
+func (t *s3Tables) tableARN(bucket, tableID string) string { return t.opt.TableARN(bucket, tableID) }
+
+// withDefaults fills the fields left empty.
+func (o S3TablesOptions) withDefaults() S3TablesOptions {
+	if o.Region == "" {
+		o.Region = DefaultS3TablesRegion
+	}
+	if o.AccountID == "" {
+		o.AccountID = DefaultS3TablesAccount
+	}
+	return o
+}
+
+// BucketARN is the ARN the face gives table bucket name, which resource
+// policies name it by.
+func (o S3TablesOptions) BucketARN(name string) string {
+	o = o.withDefaults()
+	return "arn:aws:s3tables:" + o.Region + ":" + o.AccountID + ":bucket/" + name
+}
+
+// TableARN is the ARN the face gives the table tableID (S3TablesTableID)
+// of table bucket name.
+func (o S3TablesOptions) TableARN(bucket, tableID string) string {
+	return o.BucketARN(bucket) + "/table/" + tableID
 }
 
 // parseARN parses a table bucket's or a table's ARN. Errors are 400s
@@ -90,6 +112,12 @@ func clipQuoted(s string) string {
 		return s[:limit] + "..."
 	}
 	return s
+}
+
+// S3TablesTableID is the id in the ARN of table id whose metadata has
+// table-uuid uuid ("" when it has none): see s3tTableID.
+func S3TablesTableID(uuid string, id catalog.Ident) string {
+	return s3tTableID(uuid, strings.Join(id.Namespace, UnitSeparator), id.Name)
 }
 
 // s3tTableID is the id of a table in its ARN: its table-uuid, or for

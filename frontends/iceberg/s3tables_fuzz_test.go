@@ -152,6 +152,7 @@ func FuzzS3TablesRequest(f *testing.F) {
 		{"/tables/" + arn + "/ns", `{"name":"t","format":"ICEBERG"}`}, {"/get-table?tableBucketARN=" + arn + "&namespace=ns&name=t", ""},
 		{"/tables/" + arn + "/ns/t/maintenance/icebergCompaction", `{"value":{}}`}, {"/tables/" + arn + "?maxTables=1", ""},
 		{"/tables/" + arn + "/ns/t/rename", `{"newName":"u"}`}, {"/buckets/" + arn + "/maintenance", ""},
+		{"/buckets/" + arn + "/policy", `{"resourcePolicy":"{\"Statement\":[]}"}`}, {"/tables/" + arn + "/ns/t/policy", `{"resourcePolicy":"x"}`},
 	} {
 		for m := range 4 {
 			f.Add(uint8(m), s.path, []byte(s.body))

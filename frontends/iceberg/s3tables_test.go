@@ -230,7 +230,7 @@ func TestS3TablesOperations(t *testing.T) {
 				jp("status", "icebergUnreferencedFileRemoval", "status", "Not_Yet_Run"),
 				jp("status", "icebergCompaction", "lastRunTimestamp", nil))},
 		// unsupported and unknown
-		{"bucket policy", "reader", "GET", wh + "/policy", "", 405, "MethodNotAllowedException", nil},
+		{"bucket encryption", "reader", "GET", wh + "/encryption", "", 405, "MethodNotAllowedException", nil},
 		{"tags", "reader", "GET", "/tag/" + url.QueryEscape(tableARN), "", 405, "MethodNotAllowedException", nil},
 		{"unknown operation", "reader", "GET", wh + "/metrics", "", 404, "NotFoundException", nil},
 		{"wrong method", "reader", "POST", "/buckets", "", 405, "MethodNotAllowedException", nil},
@@ -318,6 +318,7 @@ func TestS3TablesErrorTypes(t *testing.T) {
 		{catalog.ErrMigrationConflict, 409, "ConflictException"},
 		{catalog.ErrQuarantined, 503, "ServiceUnavailableException"},
 		{catalog.ErrUnavailable, 503, "ServiceUnavailableException"},
+		{catalog.ErrNoSuchPolicy, 404, "NotFoundException"},
 		{catalog.ErrNotFound, 404, "NotFoundException"},
 		{catalog.ErrConflict, 409, "ConflictException"},
 		{ErrUnauthenticated, 403, "ForbiddenException"},
@@ -341,7 +342,7 @@ func TestS3TablesErrorTypes(t *testing.T) {
 	listed := map[string]bool{}
 	for _, n := range []string{"ErrNoSuchWarehouse", "ErrNoSuchNamespace", "ErrNoSuchTable", "ErrNoSuchView", "ErrAlreadyExists",
 		"ErrNamespaceNotEmpty", "ErrCommitFailed", "ErrCommitStateUnknown", "ErrBadRequest", "ErrUnprocessable", "ErrUnsupported",
-		"ErrFenced", "ErrMigrationConflict", "ErrQuarantined", "ErrUnavailable", "ErrNotFound", "ErrConflict"} {
+		"ErrFenced", "ErrMigrationConflict", "ErrQuarantined", "ErrUnavailable", "ErrNoSuchPolicy", "ErrNotFound", "ErrConflict"} {
 		listed[n] = true
 	}
 	for _, n := range sentinelNames(t, "../../catalog") {

@@ -45,7 +45,8 @@ type Options struct {
 	// issued.
 	Authenticator Authenticator
 	// Authorizer decides catalog policy actions; nil allows every
-	// authenticated request.
+	// authenticated request. One that is a ResourceAuthorizer also
+	// honours the resource policies of table buckets and tables.
 	Authorizer Authorizer
 	// Vendor vends credentials for tables' data (vend.go); nil: clients
 	// asking for vended credentials get none.
@@ -141,7 +142,12 @@ type request struct {
 	segs      []string // decoded path segments after /v1
 	principal Principal
 	warehouse string
-	replayed  bool
+	// table is the table the request names, for a ResourceAuthorizer
+	// (nil: none); tablesActions the S3 Tables actions its route performs
+	// (tablesactions.go).
+	table         *catalog.Ident
+	tablesActions []string
+	replayed      bool
 	// header holds extra response headers of the handler's reply.
 	header http.Header
 	// retryAfter, in seconds, is sent as Retry-After when positive.
@@ -205,6 +211,7 @@ func (s *Server) serve(req *request) (int, []byte, error) {
 		return s.encodeError(req, err)
 	}
 	if req.route.action != "" { // admin routes check for root themselves
+		req.table, req.tablesActions = s.routeTable(req), icebergTablesActions(req.route.op)
 		if err := s.authorize(req, req.route.action); err != nil {
 			return s.encodeError(req, err)
 		}

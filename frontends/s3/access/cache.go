@@ -6,10 +6,12 @@ import "sync"
 const maxCached = 16384
 
 // Cache keeps parsed bucket policies and bucket ACLs by bucket name and
-// raw document, so a request only compares bytes. Safe for concurrent use.
+// raw document, and S3 Tables resource policies by a key of their
+// caller's, so a request only compares bytes. Safe for concurrent use.
 type Cache struct {
-	mu       sync.RWMutex // protects both maps
+	mu       sync.RWMutex // protects the maps
 	policies map[string]cachedPolicy
+	tables   map[string]cachedPolicy
 	acls     map[string]cachedACL
 }
 
@@ -28,21 +30,34 @@ type cachedACL struct {
 // Policy returns bucket's parsed policy for the raw document (nil for an
 // empty one).
 func (c *Cache) Policy(bucket string, raw []byte) (*Policy, error) {
+	return c.policy(&c.policies, bucket, raw, Resource)
+}
+
+// TablesPolicy returns the parsed S3 Tables resource policy (kind Tables)
+// kept under key, a table bucket's or a table's, for the raw document
+// (nil for an empty one).
+func (c *Cache) TablesPolicy(key string, raw []byte) (*Policy, error) {
+	return c.policy(&c.tables, key, raw, Tables)
+}
+
+// policy returns the policy of kind k cached in *m under key for raw,
+// parsing it when the cached one is of other bytes.
+func (c *Cache) policy(m *map[string]cachedPolicy, key string, raw []byte, k Kind) (*Policy, error) {
 	if len(raw) == 0 {
 		return nil, nil
 	}
 	c.mu.RLock()
-	e, ok := c.policies[bucket]
+	e, ok := (*m)[key]
 	c.mu.RUnlock()
 	if ok && e.raw == string(raw) {
 		return e.p, e.err
 	}
-	p, err := ParsePolicy(raw, Resource)
+	p, err := ParsePolicy(raw, k)
 	c.mu.Lock()
-	if c.policies == nil || len(c.policies) >= maxCached {
-		c.policies = map[string]cachedPolicy{}
+	if *m == nil || len(*m) >= maxCached {
+		*m = map[string]cachedPolicy{}
 	}
-	c.policies[bucket] = cachedPolicy{string(raw), p, err}
+	(*m)[key] = cachedPolicy{string(raw), p, err}
 	c.mu.Unlock()
 	return p, err
 }

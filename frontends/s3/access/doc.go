@@ -27,6 +27,11 @@
 // arn:aws:iam::000000000000:root; a user's canonical ID (ACL grantee ID,
 // Owner ID) is its access key. Anonymous is the empty access key.
 //
+// The same language, of kind Tables (s3tables: actions on S3 Tables
+// ARNs), is that of the resource policies of table buckets and tables,
+// which cmd/ evaluates for the Iceberg face with Policy.Eval; Decide is
+// the S3 face's alone.
+//
 // Policies (policy.go, condition.go) are parsed once into a compiled form
 // (lower-cased actions, pre-parsed CIDRs, numbers and dates); Cache
 // (cache.go) keeps the parsed bucket policies and ACLs keyed by bucket and

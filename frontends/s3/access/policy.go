@@ -29,6 +29,11 @@ const (
 	// Resource is a bucket policy: every statement names a Principal or
 	// NotPrincipal.
 	Resource
+	// Tables is an S3 Tables resource policy (a table bucket's or a
+	// table's): every statement names a Principal or NotPrincipal, its
+	// actions are s3tables: ones and its resources S3 Tables ARNs
+	// (arn:aws:s3tables:REGION:ACCOUNT:bucket/NAME[/table/ID]).
+	Tables
 )
 
 // Effect is a policy's answer for one request.
@@ -74,7 +79,8 @@ type Principals struct {
 // ParsePolicy decodes and validates a policy document of kind k. Unknown
 // fields, a missing Effect, Action or Resource, a Principal where it has
 // no place (or none where one is needed), unknown condition operators and
-// actions outside s3: (and admin: in identity policies) are ErrMalformed.
+// actions outside s3: (and admin: in identity policies; s3tables: alone
+// in Tables policies) are ErrMalformed.
 func ParsePolicy(raw []byte, k Kind) (*Policy, error) {
 	var doc struct {
 		Version   string          `json:"Version"`
@@ -155,7 +161,7 @@ func parseStatement(raw []byte, k Kind) (Statement, error) {
 	switch {
 	case k == Identity && (hasP || hasNP):
 		return st, errors.New("a user policy has no Principal")
-	case k == Resource && hasP == hasNP:
+	case k != Identity && hasP == hasNP:
 		return st, errors.New("exactly one of Principal and NotPrincipal is required")
 	case hasP:
 		p, err := parsePrincipals(in.Principal)
@@ -215,6 +221,13 @@ func actions(in stringSet, k Kind) ([]pattern, error) {
 	out := make([]pattern, 0, len(in))
 	for _, a := range in {
 		la := strings.ToLower(a)
+		if k == Tables {
+			if la != "*" && !strings.HasPrefix(la, "s3tables:") || len(la) > 256 {
+				return nil, fmt.Errorf("action %q is not an s3tables: action", a)
+			}
+			out = append(out, compile(la))
+			continue
+		}
 		ok := la == "*" || strings.HasPrefix(la, "s3:") ||
 			k == Identity && (strings.HasPrefix(la, "admin:") || strings.HasPrefix(la, "iam:"))
 		if !ok || len(la) > 256 {
@@ -226,7 +239,8 @@ func actions(in stringSet, k Kind) ([]pattern, error) {
 }
 
 // resources compiles Resource or NotResource: S3 ARNs, and in a user's
-// policy IAM ones too (the user-policy API's own actions name users).
+// policy IAM ones too (the user-policy API's own actions name users); S3
+// Tables ARNs alone in a Tables policy.
 func resources(in stringSet, k Kind) ([]pattern, error) {
 	if in == nil {
 		return nil, nil
@@ -236,6 +250,13 @@ func resources(in stringSet, k Kind) ([]pattern, error) {
 	}
 	out := make([]pattern, 0, len(in))
 	for _, r := range in {
+		if k == Tables {
+			if r != "*" && !strings.HasPrefix(r, "arn:aws:s3tables:") {
+				return nil, fmt.Errorf("resource %q is not an S3 Tables ARN", r)
+			}
+			out = append(out, compile(r))
+			continue
+		}
 		if r != "*" && !strings.HasPrefix(r, "arn:aws:s3:::") && (k != Identity || !strings.HasPrefix(r, "arn:aws:iam::")) {
 			return nil, fmt.Errorf("resource %q is not an S3 ARN", r)
 		}
