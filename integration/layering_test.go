@@ -115,12 +115,34 @@ func layerRules() []layerRule {
 				return under(dep, icebergGo) && !allowed
 			},
 		},
+		{
+			name: "only objstore/meta/etcd (and integration) may import etcd's packages",
+			violates: func(pkg, imp string) bool {
+				return under(imp, etcdMod) && !under(pkg, "objstore/meta/etcd") && !under(pkg, "integration")
+			},
+		},
+		{
+			name: "only the tests of objstore/meta/etcd and its etcdtest (and integration) may depend on etcd's server, " +
+				"even transitively: the binary links the client only",
+			transitive: true,
+			violates: func(pkg, dep string) bool {
+				allowed := under(pkg, "objstore/meta/etcd") || under(pkg, "integration")
+				return under(dep, etcdServer) && !allowed
+			},
+		},
 	}
 }
 
 // icebergGo is the Iceberg library the catalog is built on; its dependency
 // tree (arrow, parquet) stays out of everything else.
 const icebergGo = "github.com/apache/iceberg-go"
+
+// etcdMod is etcd's modules (client, api, server); etcdServer its server,
+// which tests embed.
+const (
+	etcdMod    = "go.etcd.io/etcd"
+	etcdServer = "go.etcd.io/etcd/server"
+)
 
 // under reports whether path is root or below it.
 func under(path, root string) bool {
@@ -138,7 +160,7 @@ func frontend(path string) string {
 }
 
 // graph is the module's dependency graph, module-relative, with
-// apache/iceberg-go kept and other outside packages left out. A
+// apache/iceberg-go and etcd kept and other outside packages left out. A
 // package's entry includes its tests' imports and dependencies.
 type graph struct {
 	imports map[string][]string // package -> what it imports
@@ -195,6 +217,12 @@ func TestLayeringRules(t *testing.T) {
 		want []string // substrings of the broken rules, in order; nil when allowed
 	}{
 		{pkg: "objstore", imp: "objstore/meta"},
+		{pkg: "objstore/meta/etcd", imp: etcdMod + "/client/v3"},
+		{pkg: "objstore/meta/etcd/etcdtest", imp: etcdServer + "/v3/embed", dep: true},
+		{pkg: "objstore", imp: etcdMod + "/client/v3", want: []string{"only objstore/meta/etcd (and integration) may import etcd"}},
+		{pkg: "cmd/cairn", imp: etcdServer + "/v3/embed", dep: true, want: []string{"may depend on etcd's server"}},
+		{pkg: "cmd/cairn", imp: etcdServer + "/v3/embed",
+			want: []string{"may depend on etcd's server", "only objstore/meta/etcd (and integration) may import etcd"}},
 		{pkg: "objstore/objstoretest", imp: "objstore/drive"},
 		{pkg: "objstore", imp: "catalog", want: []string{"objstore may not depend", "objstore may not import"}},
 		{pkg: "objstore", imp: "catalog/strong", dep: true, want: []string{"objstore may not depend"}},
@@ -353,9 +381,11 @@ func testedPackage(path string) string {
 }
 
 // appendKept appends to list the paths (of packages pkg imports or depends
-// on) that the rules judge: the module's, made relative, and
-// apache/iceberg-go (any of its packages, as icebergGo). Test variants count as their package; pkg itself
-// and paths already in list are left out.
+// on) that the rules judge: the module's, made relative,
+// apache/iceberg-go (any of its packages, as icebergGo) and etcd (its
+// server's packages as etcdServer, the others as etcdMod). Test variants
+// count as their package; pkg itself and paths already in list are left
+// out.
 func appendKept(list []string, module, pkg string, paths []string) []string {
 	for _, p := range paths {
 		p = testedPackage(p)
@@ -364,6 +394,10 @@ func appendKept(list []string, module, pkg string, paths []string) []string {
 			p = rel
 		case under(p, icebergGo):
 			p = icebergGo // one line per package, not per iceberg-go package
+		case under(p, etcdServer):
+			p = etcdServer
+		case under(p, etcdMod):
+			p = etcdMod
 		default:
 			continue
 		}

@@ -75,7 +75,9 @@ func (l Limits) Fits(writes, bytes int) bool {
 // committed and Update returns that error (a failed read poisons the
 // transaction even when fn ignored it). Update may also fail on its own
 // (the commit itself failed, ErrTxTooLarge, ErrClosed): then nothing is
-// committed either, as far as the engine can tell.
+// committed either, as far as the engine can tell; a replicated engine
+// that cannot tell says so (objstore/meta/etcd's ErrOutcomeUnknown), and
+// the commit may then have applied.
 //
 // Inside an Update, reads see the transaction's own writes, in order
 // (read-your-writes): a Get after a Put returns the new value, a Get after
@@ -84,8 +86,10 @@ func (l Limits) Fits(writes, bytes int) bool {
 // the other in one transaction: each sees the writes of those before it,
 // exactly as if each had its own transaction, committed in that order.
 //
-// fn may be run only once per call; slices a Tx returns are valid only
-// inside fn and must not be modified. Both calls fail with ctx's error
+// An engine may run fn more than once per call (an optimistic one, etcd,
+// runs it again on a fresh transaction after a conflict; only the last
+// run commits): fn must derive what it does from the Tx and its inputs.
+// Slices a Tx returns are valid only inside fn and must not be modified. Both calls fail with ctx's error
 // when ctx is done before they start; a transaction that started runs to
 // its end. Index is safe for concurrent use.
 type Index interface {

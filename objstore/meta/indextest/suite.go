@@ -29,6 +29,7 @@ func Run(t *testing.T, f Factory) {
 	}{
 		{"GetPutDelete", testGetPutDelete},
 		{"ReadYourWrites", testReadYourWrites},
+		{"CursorSeesWrites", testCursorSeesWrites},
 		{"Rollback", testRollback},
 		{"FailedReadPoisons", testFailedReadPoisons},
 		{"ViewIsReadOnly", testViewIsReadOnly},
@@ -194,6 +195,83 @@ func testReadYourWrites(t *testing.T, f Factory) {
 	})
 	if err != nil {
 		t.Fatal(err)
+	}
+}
+
+// testCursorSeesWrites walks, inside an Update, a table whose stored keys
+// the transaction overwrote, deleted (first, middle and last ones) and
+// added to (before, between and after them), across more keys than an
+// engine may fetch at once: a cursor opened after the writes sees the
+// table as the writes left it.
+func testCursorSeesWrites(t *testing.T, f Factory) {
+	idx := open(t, f)
+	const n = 300
+	err := idx.Update(context.Background(), func(tx meta.Tx) error {
+		for i := 1; i <= n; i++ {
+			if err := tx.Put(meta.Uploads, []byte(fmt.Sprintf("k%04d", i)), []byte("old")); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// want is the table after the writes, in order.
+	var want []string
+	err = idx.Update(context.Background(), func(tx meta.Tx) error {
+		for i := 0; i <= n+1; i++ {
+			k := []byte(fmt.Sprintf("k%04d", i))
+			var err error
+			switch {
+			case i == 0 || i == n+1: // new, before and after every stored key
+				err = tx.Put(meta.Uploads, k, []byte("new"))
+				want = append(want, string(k)+"=new")
+			case i == 1 || i == n || i%3 == 0: // deleted
+				err = tx.Delete(meta.Uploads, k)
+			case i%3 == 1: // overwritten, and a new key right after it
+				err = tx.Put(meta.Uploads, k, []byte("over"))
+				if err == nil {
+					err = tx.Put(meta.Uploads, append(k, 0), []byte("new"))
+				}
+				want = append(want, string(k)+"=over", string(k)+"\x00=new")
+			default:
+				want = append(want, string(k)+"=old")
+			}
+			if err != nil {
+				return err
+			}
+		}
+		c := tx.Cursor(meta.Uploads)
+		var got []string
+		for k, v := c.First(); k != nil; k, v = c.Next() {
+			got = append(got, string(k)+"="+string(v))
+		}
+		if err := c.Err(); err != nil {
+			return err
+		}
+		if fmt.Sprint(got) != fmt.Sprint(want) {
+			t.Errorf("walk after the writes: %d keys, want %d; first %q", len(got), len(want), got[:min(len(got), 6)])
+		}
+		for _, tc := range []struct{ seek, want string }{
+			{"k0001", "k0002=old"},  // a deleted key: the next one
+			{"k0003", "k0004=over"}, // deleted, then an overwritten one
+			{"k0004\x00", "k0004\x00=new"},
+			{fmt.Sprintf("k%04d", n), fmt.Sprintf("k%04d=new", n+1)},
+			{"k9", ""},
+		} {
+			k, v := c.Seek([]byte(tc.seek))
+			if got := string(k) + "=" + string(v); (k == nil) != (tc.want == "") || k != nil && got != tc.want {
+				t.Errorf("Seek(%q) = %q, want %q", tc.seek, got, tc.want)
+			}
+		}
+		return c.Err()
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := keys(t, idx, meta.Uploads); fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Fatalf("after the commit: %d keys, want %d", len(got), len(want))
 	}
 }
 
