@@ -79,7 +79,9 @@ func (s *Store) PutBatch(ctx context.Context, bucket string, puts []BatchPut) ([
 	err := <-r.done
 	s.closeMu.RUnlock()
 	if err != nil {
-		discardAll()
+		for _, d := range datas {
+			s.discardUnlessApplied(d, err)
+		}
 		return nil, err
 	}
 	for _, d := range datas {

@@ -345,7 +345,7 @@ func (s *Store) queueData(ctx context.Context, d *newData, fn func(tx meta.Tx) e
 		err := <-r.done
 		s.closeMu.RUnlock()
 		if err != nil {
-			s.discard(d)
+			s.discardUnlessApplied(d, err)
 			return err
 		}
 		if d != nil && len(d.shards) < len(s.drives) {
@@ -376,4 +376,16 @@ func (s *Store) dataReq(d *newData, fn func(tx meta.Tx) error) *commitReq {
 		return fn(tx)
 	}
 	return r
+}
+
+// discardUnlessApplied discards d after its commit failed, unless the
+// index cannot tell whether the commit applied (meta.ErrOutcomeUnknown):
+// then the version may reference d, and d is left for the sweep of
+// unreferenced data, which frees it if the commit did not apply.
+func (s *Store) discardUnlessApplied(d *newData, err error) {
+	if errors.Is(err, meta.ErrOutcomeUnknown) {
+		s.log.Warn().Err(err).Msg("index commit outcome unknown: the new data is kept for the sweep of unreferenced data")
+		return
+	}
+	s.discard(d)
 }

@@ -41,6 +41,11 @@ var (
 	// ErrUnknownTable means a table outside AllTables was named: a
 	// programming error, reported rather than panicking.
 	ErrUnknownTable = errors.New("meta: unknown table")
+	// ErrOutcomeUnknown: an Update's commit was sent but its outcome
+	// could not be learnt (a replicated engine lost its cluster): it may
+	// have applied. Engines wrap it; callers must not undo what the
+	// transaction would reference (its data) on it.
+	ErrOutcomeUnknown = errors.New("meta: commit outcome unknown")
 )
 
 // Limits bounds one Update transaction. Zero fields mean no bound.

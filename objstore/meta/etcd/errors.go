@@ -28,7 +28,7 @@ var (
 	// committed. It always comes wrapped with ErrUnavailable. A caller must
 	// not undo what a committed transaction would reference (data files)
 	// on this error.
-	ErrOutcomeUnknown = errors.New("etcd: commit outcome unknown")
+	ErrOutcomeUnknown = fmt.Errorf("etcd: %w", meta.ErrOutcomeUnknown)
 	// ErrConflict means an Update lost to concurrent writers of the same
 	// store MaxAttempts times in a row; nothing of it was committed.
 	ErrConflict = errors.New("etcd: too many conflicting transactions")
