@@ -421,25 +421,3 @@ func (s *Service) MaintainedTables(ctx context.Context, wh string) ([]Ident, err
 	})
 	return out, err
 }
-
-// forgetMaintenance drops a table's maintenance record (after a drop),
-// or moves it to a new identifier (after a rename). Best effort: a
-// leftover record configures no table and is logged.
-func (s *Service) forgetMaintenance(ctx context.Context, wh string, from Ident, to *Ident) {
-	rec, ver, err := s.readMaintenance(ctx, wh, &from)
-	if err != nil || ver == "" {
-		if err != nil {
-			s.log.Warn().Err(err).Str("warehouse", wh).Stringer("ident", from).Msg("reading the table's maintenance record")
-		}
-		return
-	}
-	if to != nil {
-		if _, err := s.putJSON(ctx, wh, KindMaintenance, identKey(*to), rec, AnyVersion); err != nil {
-			s.log.Warn().Err(err).Str("warehouse", wh).Stringer("ident", *to).Msg("moving the table's maintenance record")
-			return
-		}
-	}
-	if err := s.b.Delete(ctx, wh, KindMaintenance, identKey(from), AnyVersion); err != nil {
-		s.log.Warn().Err(err).Str("warehouse", wh).Stringer("ident", from).Msg("dropping the table's maintenance record")
-	}
-}

@@ -120,28 +120,3 @@ func (s *Service) ResourcePolicies(ctx context.Context, wh string, id *Ident) (w
 	table, err = s.readPolicy(ctx, wh, id)
 	return warehouse, table, err
 }
-
-// forgetPolicy drops a table's resource policy (after a drop), or moves
-// it to a new identifier (after a rename), so that a table made later
-// under the old name does not get it. Best effort: a leftover record is
-// logged.
-func (s *Service) forgetPolicy(ctx context.Context, wh string, from Ident, to *Ident) {
-	var rec policyRec
-	_, err := s.getJSON(ctx, wh, KindPolicy, identKey(from), &rec)
-	if errors.Is(err, ErrNotFound) {
-		return
-	}
-	if err != nil {
-		s.log.Warn().Err(err).Str("warehouse", wh).Stringer("ident", from).Msg("reading the table's resource policy")
-		return
-	}
-	if to != nil {
-		if _, err := s.putJSON(ctx, wh, KindPolicy, identKey(*to), rec, AnyVersion); err != nil {
-			s.log.Warn().Err(err).Str("warehouse", wh).Stringer("ident", *to).Msg("moving the table's resource policy")
-			return
-		}
-	}
-	if err := s.b.Delete(ctx, wh, KindPolicy, identKey(from), AnyVersion); err != nil {
-		s.log.Warn().Err(err).Str("warehouse", wh).Stringer("ident", from).Msg("dropping the table's resource policy")
-	}
-}

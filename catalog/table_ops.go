@@ -83,8 +83,7 @@ func (s *Service) DropTable(ctx context.Context, wh string, id Ident, purge bool
 	if err != nil {
 		return err
 	}
-	s.forgetMaintenance(ctx, wh, id, nil)
-	s.forgetPolicy(ctx, wh, id, nil)
+	s.forgetTableRecords(ctx, wh, id, nil)
 	if !purge {
 		return nil
 	}
@@ -141,8 +140,7 @@ func (s *Service) RenameTable(ctx context.Context, wh string, from, to Ident) er
 	if err := s.rename(ctx, wh, KindTable, from, to); err != nil {
 		return err
 	}
-	s.forgetMaintenance(ctx, wh, from, &to)
-	s.forgetPolicy(ctx, wh, from, &to)
+	s.forgetTableRecords(ctx, wh, from, &to)
 	return nil
 }
 
