@@ -279,6 +279,15 @@ func (s *Service) updateMaintenance(ctx context.Context, wh string, id *Ident, f
 	}
 }
 
+// effectiveJob is the job k that applies to a table: its own setting,
+// else its warehouse's (zero, disabled, when neither sets it).
+func effectiveJob(table, warehouse maintenanceRec, k JobKind) JobConfig {
+	if c, ok := table.Jobs[k]; ok {
+		return c
+	}
+	return warehouse.Jobs[k]
+}
+
 // checkTarget checks that the warehouse, and the table when id is set,
 // exist.
 func (s *Service) checkTarget(ctx context.Context, wh string, id *Ident) error {
@@ -315,11 +324,7 @@ func (s *Service) Maintenance(ctx context.Context, wh string, id *Ident) (Mainte
 		if c, ok := own.Jobs[k]; ok {
 			m.Own[k] = c
 		}
-		c, ok := own.Jobs[k]
-		if !ok {
-			c = whRec.Jobs[k]
-		}
-		m.Effective[k] = c
+		m.Effective[k] = effectiveJob(own, whRec, k)
 	}
 	if id == nil {
 		return m, nil
@@ -406,13 +411,9 @@ func (s *Service) MaintainedTables(ctx context.Context, wh string) ([]Ident, err
 	}
 	var out []Ident
 	err = ListAll(ctx, s.b, wh, KindTable, true, func(r Record) error {
-		rec, hasOwn := own[r.Key]
+		rec := own[r.Key]
 		for _, k := range JobKinds() {
-			c, ok := rec.Jobs[k]
-			if !hasOwn || !ok {
-				c = whRec.Jobs[k]
-			}
-			if c.Enabled {
+			if effectiveJob(rec, whRec, k).Enabled {
 				out = append(out, identFromKey(r.Key))
 				return nil
 			}

@@ -49,6 +49,15 @@ type catalogParts struct {
 	maint *maintain.Runner
 }
 
+// regionName is the region vended credentials and S3 Tables ARNs are
+// for: serve's --region, or defaultRegion when none was set (tests).
+func (p *catalogParts) regionName() string {
+	if p.region == "" {
+		return defaultRegion
+	}
+	return p.region
+}
+
 // parseFailpoints parses CAIRN_FAILPOINTS.
 func parseFailpoints() (*failpoint.Set, error) {
 	fp, err := failpoint.Parse(os.Getenv("CAIRN_FAILPOINTS"), append(migrate.Points(), pointBeforePointerFlip, pointAfterMetadata))

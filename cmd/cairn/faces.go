@@ -150,11 +150,7 @@ func newIcebergFace(parts *catalogParts, users *iam.Directory, reg prometheus.Re
 		if ttl == 0 {
 			ttl = defaultVendTTL
 		}
-		region := parts.region
-		if region == "" {
-			region = defaultRegion
-		}
-		v := &icebergVendor{users: users, ttl: ttl, region: region}
+		v := &icebergVendor{users: users, ttl: ttl, region: parts.regionName()}
 		opt.Vendor, opt.Signer = v, v
 	}
 	// Nil interfaces stay nil: the face answers 400 for the other mode.

@@ -13,11 +13,7 @@ import (
 // s3tablesOptions configure the AWS S3 Tables API of the Iceberg face:
 // its ARNs carry serve's --region and the one account of Cairn's users.
 func s3tablesOptions(parts *catalogParts) iceberg.S3TablesOptions {
-	region := parts.region
-	if region == "" {
-		region = defaultRegion
-	}
-	return iceberg.S3TablesOptions{Region: region, AccountID: access.AccountID}
+	return iceberg.S3TablesOptions{Region: parts.regionName(), AccountID: access.AccountID}
 }
 
 // s3tablesRequest matches requests signed for the service s3tables (the

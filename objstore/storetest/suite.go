@@ -119,7 +119,9 @@ func mustRead(t *testing.T, s *objstore.Store, b, key string, want []byte) {
 	}
 }
 
-func keys(t *testing.T, s *objstore.Store, b string, opt objstore.ListOptions) []string {
+// Keys lists one page of bucket b: its keys, then its common prefixes
+// followed by "*".
+func Keys(t testing.TB, s *objstore.Store, b string, opt objstore.ListOptions) []string {
 	t.Helper()
 	page, err := s.List(context.Background(), b, opt)
 	if err != nil {
@@ -354,7 +356,7 @@ func testList(t *testing.T, s *objstore.Store) {
 		{"after", objstore.ListOptions{After: "a/c/d"}, "[a/c/e b b-c c/d]"},
 		{"no match", objstore.ListOptions{Prefix: "z"}, "[]"},
 	} {
-		if got := fmt.Sprint(keys(t, s, "bkt", tc.opt)); got != tc.want {
+		if got := fmt.Sprint(Keys(t, s, "bkt", tc.opt)); got != tc.want {
 			t.Errorf("%s: %s, want %s", tc.name, got, tc.want)
 		}
 	}
@@ -438,10 +440,10 @@ func testRenamePrefix(t *testing.T, s *objstore.Store) {
 	if err != nil || n != 12 {
 		t.Fatalf("rename prefix: %d %v", n, err)
 	}
-	if got := keys(t, s, "bkt", objstore.ListOptions{Prefix: "stage"}); fmt.Sprint(got) != "[stage-other]" {
+	if got := Keys(t, s, "bkt", objstore.ListOptions{Prefix: "stage"}); fmt.Sprint(got) != "[stage-other]" {
 		t.Fatalf("left under the old prefix: %v", got)
 	}
-	if got := keys(t, s, "bkt", objstore.ListOptions{Prefix: "final/"}); len(got) != 12 {
+	if got := Keys(t, s, "bkt", objstore.ListOptions{Prefix: "final/"}); len(got) != 12 {
 		t.Fatalf("under the new prefix: %v", got)
 	}
 	mustRead(t, s, "bkt", "final/part-07", []byte{7})
@@ -450,7 +452,7 @@ func testRenamePrefix(t *testing.T, s *objstore.Store) {
 	if _, err := s.RenamePrefix(ctx, "bkt", "final/", "again/", objstore.RenameOptions{IfNoneMatch: "*"}); !errors.Is(err, objstore.ErrPreconditionFailed) {
 		t.Fatalf("rename onto a used prefix: %v", err)
 	}
-	if got := keys(t, s, "bkt", objstore.ListOptions{Prefix: "final/"}); len(got) != 12 {
+	if got := Keys(t, s, "bkt", objstore.ListOptions{Prefix: "final/"}); len(got) != 12 {
 		t.Fatalf("a refused rename moved keys: %v", got)
 	}
 }
@@ -558,7 +560,7 @@ func testConcurrentWriters(t *testing.T, s *objstore.Store) {
 	for err := range errs {
 		t.Fatal(err)
 	}
-	if got := keys(t, s, "bkt", objstore.ListOptions{}); len(got) != writers*4 {
+	if got := Keys(t, s, "bkt", objstore.ListOptions{}); len(got) != writers*4 {
 		t.Fatalf("%d keys, want %d", len(got), writers*4)
 	}
 	for w := 0; w < writers; w++ {

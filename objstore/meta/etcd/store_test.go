@@ -87,21 +87,7 @@ func storeWorkload(t *testing.T, s *objstore.Store, lim meta.Limits) {
 			t.Fatalf("read %s: %d bytes (%v), want the %d written", key, len(got), err, len(want))
 		}
 	}
-	list := func(opt objstore.ListOptions) []string {
-		t.Helper()
-		page, err := s.List(ctx, "bkt", opt)
-		if err != nil {
-			t.Fatal(err)
-		}
-		var out []string
-		for _, o := range page.Objects {
-			out = append(out, o.Key)
-		}
-		for _, p := range page.CommonPrefixes {
-			out = append(out, p+"*")
-		}
-		return out
-	}
+	list := func(opt objstore.ListOptions) []string { return storetest.Keys(t, s, "bkt", opt) }
 
 	if err := s.CreateBucket(ctx, "bkt", objstore.BucketOptions{}); err != nil {
 		t.Fatal(err)
