@@ -99,7 +99,7 @@ func (s *Store) Append(ctx context.Context, bucket, key string, offset int64, bo
 	changed := false
 	err = s.commitData(ctx, d, func(tx meta.Tx) error {
 		var err error
-		v, changed, err = appendVersion(tx, bucket, key, offset, d, sum, opt, s.opt.MaxSegments)
+		v, changed, err = s.appendVersion(tx, bucket, key, offset, d, sum, opt, s.opt.MaxSegments)
 		return err
 	})
 	if err != nil {
@@ -107,7 +107,7 @@ func (s *Store) Append(ctx context.Context, bucket, key string, offset int64, bo
 	}
 	if changed {
 		s.notify(Event{Op: OpPut, Bucket: bucket, Key: key})
-		s.noteSegments(bucket, key, v.VersionID, len(v.Segments))
+		s.noteSegments(bucket, key, v.VersionID, v.SegmentCount())
 	}
 	return toInfo(bucket, key, v, true), nil
 }
@@ -131,8 +131,8 @@ func checkAppend(cur *meta.Version, key string, offset int64, ifMatch string, ma
 	if cur.Attrs.Sys[SysEncryption] != "" {
 		return fmt.Errorf("%w: %s is encrypted (its ciphertext is keyed to the whole object); write it whole with a put", ErrNotAppendable, key)
 	}
-	if len(cur.Segments)+1 > maxSegs || max(len(cur.PartSizes), 1)+1 > maxSegs {
-		return fmt.Errorf("%w: %s has %d segments and %d parts, the most is %d; rewrite it whole to append again", ErrTooManySegments, key, len(cur.Segments), max(len(cur.PartSizes), 1), maxSegs)
+	if n := cur.SegmentCount(); n+1 > maxSegs || max(len(cur.PartSizes), 1)+1 > maxSegs {
+		return fmt.Errorf("%w: %s has %d segments and %d parts, the most is %d; rewrite it whole to append again", ErrTooManySegments, key, n, max(len(cur.PartSizes), 1), maxSegs)
 	}
 	return nil
 }
@@ -141,7 +141,7 @@ func checkAppend(cur *meta.Version, key string, offset int64, ifMatch string, ma
 // the current version and installs the version made of it and d. It
 // reports whether it changed anything (an empty append to an existing
 // version does not).
-func appendVersion(tx meta.Tx, bucket, key string, offset int64, d *newData, sum []byte, opt AppendOptions, maxSegs int) (*meta.Version, bool, error) {
+func (s *Store) appendVersion(tx meta.Tx, bucket, key string, offset int64, d *newData, sum []byte, opt AppendOptions, maxSegs int) (*meta.Version, bool, error) {
 	b, err := getBucket(tx, bucket)
 	if err != nil {
 		return nil, false, err
@@ -165,13 +165,18 @@ func appendVersion(tx meta.Tx, bucket, key string, offset int64, d *newData, sum
 	now := time.Now().UTC()
 	var v *meta.Version
 	var prev *ObjectInfo
+	segs := added
 	if cur == nil {
 		v = &meta.Version{ETag: hex.EncodeToString(sum), ModTime: now, ContentType: opt.ContentType,
-			Meta: maps.Clone(opt.Meta), Attrs: opt.Attrs, Size: n, Segments: added}
+			Meta: maps.Clone(opt.Meta), Attrs: opt.Attrs, Size: n}
 	} else {
 		v = &meta.Version{ModTime: now, ContentType: cur.ContentType, Meta: maps.Clone(cur.Meta),
 			Attrs: cur.Attrs, Size: cur.Size + n}
-		v.Segments = append(append(make([]meta.Segment, 0, len(cur.Segments)+1), cur.Segments...), added...)
+		curSegs, err := versionSegments(tx, cur)
+		if err != nil {
+			return nil, false, err
+		}
+		segs = append(append(make([]meta.Segment, 0, len(curSegs)+1), curSegs...), added...)
 		v.PartSizes = make([]int64, 0, len(cur.PartSizes)+2)
 		switch {
 		case len(cur.PartSizes) > 0:
@@ -195,14 +200,23 @@ func appendVersion(tx meta.Tx, bucket, key string, offset int64, d *newData, sum
 	}
 	// In a bucket without versioning enabled the new null version replaces
 	// the previous one, whose references it takes over: only the new
-	// segment is counted. Otherwise the previous version stays and every
+	// segment is counted (a chunked one's chunks go, their references
+	// passing to v's list). Otherwise the previous version stays and every
 	// segment gains a reference.
 	var inherit *meta.Version
-	counted := v.Segments
+	counted := segs
 	if cur != nil && b.Versioning != VersioningEnabled && cur.VersionID == NullVersion {
 		inherit, counted = cur, added
+		for _, c := range cur.Chunks {
+			if err := tx.Delete(meta.Chunks, meta.ChunkKey(c.ID)); err != nil {
+				return nil, false, err
+			}
+		}
 	}
 	if err := addRefs(tx, counted); err != nil {
+		return nil, false, err
+	}
+	if err := s.setSegments(tx, v, segs); err != nil {
 		return nil, false, err
 	}
 	if err := installVersionFrom(tx, b, key, v, inherit); err != nil {

@@ -423,13 +423,13 @@ func (s *Store) SetMetaAsync(ctx context.Context, bucket, key, contentType strin
 		v := *cur
 		v.ModTime = time.Now().UTC()
 		v.ContentType, v.Meta = contentType, m
-		if err := addRefs(tx, v.Segments); err != nil {
+		if err := shareData(tx, &v); err != nil {
 			return ObjectInfo{}, err
 		}
 		if err := installVersion(tx, b, key, &v); err != nil {
 			return ObjectInfo{}, err
 		}
-		segs = len(v.Segments)
+		segs = v.SegmentCount()
 		return toInfo(bucket, key, &v, true), nil
 	}
 	return s.runAsync(ctx, bucket, key, func(ctx context.Context) (ObjectInfo, error) {

@@ -67,14 +67,14 @@ func (s *Store) Copy(ctx context.Context, srcBucket, srcKey, dstBucket, dstKey s
 		if opt.ReplaceMeta {
 			v.ContentType, v.Meta = opt.ContentType, opt.Meta
 		}
-		if err := addRefs(tx, v.Segments); err != nil {
+		if err := shareData(tx, &v); err != nil {
 			return err
 		}
 		if err := installVersion(tx, b, dstKey, &v); err != nil {
 			return err
 		}
 		out = toInfo(dstBucket, dstKey, &v, true)
-		segs = len(v.Segments)
+		segs = v.SegmentCount()
 		return nil
 	})
 	if err != nil {
@@ -149,14 +149,14 @@ func (s *Store) Rename(ctx context.Context, bucket, from, to string, opt RenameO
 // the note of the version made there for the segment compactor.
 func renameOne(tx meta.Tx, b *meta.Bucket, from, to string, src *meta.Version) (segCount, error) {
 	v := *src
-	if err := addRefs(tx, v.Segments); err != nil {
+	if err := shareData(tx, &v); err != nil {
 		return segCount{}, err
 	}
 	if err := installVersion(tx, b, to, &v); err != nil {
 		return segCount{}, err
 	}
 	_, err := deleteCurrent(tx, b, from)
-	return segCount{key: to, versionID: v.VersionID, n: len(v.Segments)}, err
+	return segCount{key: to, versionID: v.VersionID, n: v.SegmentCount()}, err
 }
 
 // RenamePrefix renames every key under prefix from to the same key under

@@ -77,7 +77,7 @@ func deleteCurrent(tx meta.Tx, b *meta.Bucket, key string) (DeleteResult, error)
 			}
 		}
 		for i := range vs {
-			if err := dropRefs(tx, vs[i].Segments); err != nil {
+			if err := dropVersionRefs(tx, &vs[i]); err != nil {
 				return DeleteResult{}, err
 			}
 			if err := tx.Delete(meta.Versions, meta.VersionKey(b.Name, key, vs[i].Seq)); err != nil {

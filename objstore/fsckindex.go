@@ -21,16 +21,19 @@ const maxIndexProblems = 1000
 //
 //   - objects holds exactly the newest version of each key, unless that
 //     is a delete marker, in which case the key is absent;
-//   - a data record's Refs equals the version and part segments naming
-//     it (garbage is named by none: such a segment is Dangling);
+//   - a data record's Refs equals the version, chunk and part segments
+//     naming it (garbage is named by none: such a segment is Dangling);
+//   - every chunk record is named by exactly one version, whose
+//     reference states its length and segment count, and a chunked
+//     version's chunks cover its size;
 //   - no data id is in data and garbage at once;
 //   - a pack segment's Live sums the Len of its data records, live or
 //     garbage; packdata lists exactly those records; every record's
 //     segment has a packs entry.
 func (s *Store) checkIndex(ctx context.Context, rep *FsckReport) error {
 	return s.idx.View(ctx, func(tx meta.Tx) error {
-		c := &indexCheck{rep: rep, refs: map[string]int64{}}
-		for _, step := range []func(meta.Tx) error{c.objects, c.segments, c.data, c.packs} {
+		c := &indexCheck{rep: rep, refs: map[string]int64{}, chunks: map[uint64]string{}}
+		for _, step := range []func(meta.Tx) error{c.objects, c.segments, c.chunkRecords, c.data, c.packs} {
 			if err := ctx.Err(); err != nil {
 				return err
 			}
@@ -46,6 +49,7 @@ type indexCheck struct {
 	rep    *FsckReport
 	refs   map[string]int64 // data id -> segments naming it
 	namers []namer          // every segment, in index order, for Dangling
+	chunks map[uint64]string // chunk id -> the version naming it
 	// packed: data records (live or garbage) per pack segment.
 	packed map[uint64]map[erasure.DataID]int64
 }
@@ -132,8 +136,9 @@ func (c *indexCheck) segments(tx meta.Tx) error {
 			return err
 		}
 		b, key, _, _ := meta.SplitVersionKey(k)
-		count(fmt.Sprintf("%s/%s version %s", b, key, ver.VersionID), ver.Segments)
-		return nil
+		where := fmt.Sprintf("%s/%s version %s", b, key, ver.VersionID)
+		count(where, ver.Segments)
+		return c.versionChunks(tx, where, &ver, count)
 	})
 	if err != nil {
 		return err
@@ -144,6 +149,60 @@ func (c *indexCheck) segments(tx meta.Tx) error {
 			return err
 		}
 		count(fmt.Sprintf("upload part %q", k), p.Segments)
+		return nil
+	})
+}
+
+// versionChunks checks and counts the chunks of a chunked version.
+func (c *indexCheck) versionChunks(tx meta.Tx, where string, ver *meta.Version, count func(string, []meta.Segment)) error {
+	if len(ver.Chunks) == 0 {
+		return nil
+	}
+	if len(ver.Segments) > 0 {
+		c.problem("%s holds both chunks and %d segments of its own", where, len(ver.Segments))
+	}
+	var size int64
+	for _, ref := range ver.Chunks {
+		size += ref.Length
+		if other, ok := c.chunks[ref.ID]; ok {
+			c.problem("chunk %d is named by %s and by %s", ref.ID, other, where)
+			continue
+		}
+		c.chunks[ref.ID] = where
+		raw, err := tx.Get(meta.Chunks, meta.ChunkKey(ref.ID))
+		if err != nil {
+			return err
+		}
+		if raw == nil {
+			c.problem("%s names chunk %d, which is not in the index", where, ref.ID)
+			continue
+		}
+		var ch meta.Chunk
+		if err := meta.Decode(raw, &ch); err != nil {
+			c.problem("chunk %d of %s: %v", ref.ID, where, err)
+			continue
+		}
+		if n := segmentsLength(ch.Segments); n != ref.Length || len(ch.Segments) != ref.Segs {
+			c.problem("chunk %d holds %d segments of %d bytes, %s names %d of %d", ref.ID, len(ch.Segments), n, where, ref.Segs, ref.Length)
+		}
+		count(fmt.Sprintf("%s chunk %d", where, ref.ID), ch.Segments)
+	}
+	if size != ver.Size {
+		c.problem("the chunks of %s cover %d bytes, its size is %d", where, size, ver.Size)
+	}
+	return nil
+}
+
+// chunkRecords reports chunk records no version names (a leak).
+func (c *indexCheck) chunkRecords(tx meta.Tx) error {
+	return meta.Scan(tx, meta.Chunks, nil, func(k, _ []byte) error {
+		id, ok := meta.SplitChunkKey(k)
+		switch {
+		case !ok:
+			c.problem("chunks key %x is malformed", k)
+		case c.chunks[id] == "":
+			c.problem("chunk %d is named by no version", id)
+		}
 		return nil
 	})
 }

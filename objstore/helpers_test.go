@@ -18,7 +18,7 @@ func newTestStore(t testing.TB, drives, parity int, tweak ...func(*Options)) (*S
 	t.Helper()
 	// Packing is off so that tests can count shard files; pack_test.go
 	// and the degraded and crash tests cover packed data.
-	opt := Options{Dir: t.TempDir(), DriveCount: drives, Parity: parity, BlockSize: 64 << 10, MinPartSize: 1, PackMaxSize: -1, NoBackground: true}
+	opt := Options{Dir: t.TempDir(), DriveCount: drives, Parity: parity, BlockSize: 64 << 10, MinPartSize: 1, PackMaxSize: -1, NoBackground: true, ChunkSegments: 2}
 	for _, f := range tweak {
 		f(&opt)
 	}

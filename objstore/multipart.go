@@ -245,12 +245,8 @@ func (s *Store) CopyPart(ctx context.Context, bucket, key, uploadID string, n in
 		}
 		etag = hex.EncodeToString(h.Sum(nil))
 	}
-	var srcSegs []meta.Segment
-	for _, sg := range r.segs {
-		srcSegs = append(srcSegs, sg.seg)
-	}
 	p := &meta.Part{Number: n, ETag: etag, Size: length, ModTime: time.Now().UTC(),
-		Segments: sliceSegments(srcSegs, offset, length)}
+		Segments: sliceSegments(r.segments(), offset, length)}
 	err = s.commit(ctx, nil, 0, func(tx meta.Tx) error {
 		if err := addRefs(tx, p.Segments); err != nil {
 			return err
@@ -343,6 +339,7 @@ func (s *Store) CompleteMultipartUpload(ctx context.Context, bucket, key, upload
 			return err
 		}
 		v = &meta.Version{ModTime: time.Now().UTC(), ContentType: u.ContentType, Meta: u.Meta, UploadID: uploadID, Attrs: u.Attrs}
+		var segs []meta.Segment
 		listed := map[int]bool{}
 		infos := make([]PartInfo, 0, len(parts))
 		sums := md5.New()
@@ -364,7 +361,7 @@ func (s *Store) CompleteMultipartUpload(ctx context.Context, bucket, key, upload
 			sums.Write(raw)
 			listed[cp.Number] = true
 			v.Size += p.Size
-			v.Segments = append(v.Segments, p.Segments...)
+			segs = append(segs, p.Segments...)
 			v.PartSizes = append(v.PartSizes, p.Size)
 			infos = append(infos, partInfo(p))
 		}
@@ -383,6 +380,9 @@ func (s *Store) CompleteMultipartUpload(ctx context.Context, bucket, key, upload
 		if err := deleteUpload(tx, u, listed); err != nil {
 			return err
 		}
+		if err := s.setSegments(tx, v, segs); err != nil {
+			return err
+		}
 		return installVersion(tx, b, key, v)
 	})
 	if err != nil {
@@ -390,7 +390,7 @@ func (s *Store) CompleteMultipartUpload(ctx context.Context, bucket, key, upload
 	}
 	if !replay {
 		s.notify(Event{Op: OpPut, Bucket: bucket, Key: key})
-		s.noteSegments(bucket, key, v.VersionID, len(v.Segments))
+		s.noteSegments(bucket, key, v.VersionID, v.SegmentCount())
 	}
 	return toInfo(bucket, key, v, true), nil
 }

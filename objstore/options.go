@@ -62,6 +62,12 @@ type Options struct {
 	// (segcompact.go), and past which Open's scan queues the version for
 	// it; zero means 256. Between 1 and MaxSegments.
 	SegmentCompactMin int
+	// ChunkSegments is the most segments one chunk record of a long
+	// version's list holds (chunks.go): a version of more segments than
+	// this keeps them in chunks, so that a patch rewrites only the chunks
+	// it touches. Zero means 64; negative keeps every list flat. An index
+	// that bounds its transactions (meta.Limits) keeps lists flat.
+	ChunkSegments int
 	// SegmentCompactDelay is how long the segment compactor lets notes
 	// of versions to compact gather after the first, so that a burst of
 	// writes to one file is compacted once, after it; zero means 1s.
@@ -149,6 +155,9 @@ func (o Options) withDefaults() Options {
 	}
 	if o.SegmentCompactMin == 0 {
 		o.SegmentCompactMin = defaultSegmentCompactMin
+	}
+	if o.ChunkSegments == 0 {
+		o.ChunkSegments = defaultChunkSegments
 	}
 	if o.SegmentCompactDelay == 0 {
 		o.SegmentCompactDelay = defaultSegmentCompactDelay

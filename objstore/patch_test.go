@@ -289,7 +289,7 @@ func TestPatchSegmentBound(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		n := len(r.segs)
+		n := len(r.segments())
 		_ = r.Close()
 		if n > limit {
 			t.Fatalf("patch %d: %d segments, over the bound %d", i, n, limit)

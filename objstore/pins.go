@@ -1,27 +1,28 @@
 package objstore
 
-import "github.com/cairnstore/cairn/objstore/meta"
+import "iter"
 
-// pin marks the data of segs, and the pack segments packSegs, as in use
-// by a reader. Call with pinGate held for reading, in the same critical
-// section as the lookup.
-func (s *Store) pin(segs []meta.Segment, packSegs []uint64) {
+// pin marks the data objects ids, and the pack segments packSegs, as in
+// use by a reader. Call with pinGate held for reading, in the same
+// critical section as the lookup.
+func (s *Store) pin(ids iter.Seq[string], packSegs []uint64) {
 	s.pinMu.Lock()
 	defer s.pinMu.Unlock()
-	for _, sg := range segs {
-		s.pins[sg.Data]++
+	for id := range ids {
+		s.pins[id]++
 	}
 	for _, p := range packSegs {
 		s.pinSegs[p]++
 	}
 }
 
-func (s *Store) unpin(segs []meta.Segment, packSegs []uint64) {
+// unpin undoes pin.
+func (s *Store) unpin(ids iter.Seq[string], packSegs []uint64) {
 	s.pinMu.Lock()
 	freed := false
-	for _, sg := range segs {
-		if s.pins[sg.Data]--; s.pins[sg.Data] <= 0 {
-			delete(s.pins, sg.Data)
+	for id := range ids {
+		if s.pins[id]--; s.pins[id] <= 0 {
+			delete(s.pins, id)
 			freed = true
 		}
 	}

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"sort"
 	"sync"
@@ -113,8 +114,12 @@ type ObjectReader struct {
 	s    *Store
 	ctx  context.Context
 	info ObjectInfo
-	segs []readSegment
-	ends []int64 // ends[i] is the object offset where segment i ends
+	// The version's segments in runs: its chunks, or one run holding a
+	// flat version's list. Runs are immutable, so a reader rebased on a
+	// patched version (Rebase) shares the untouched ones.
+	runs  []*segRun
+	rends []int64                // rends[i] is the object offset where run i ends
+	datas map[string]*dataReader // by data id, one for each pinned id
 
 	off      int64      // for Read and Seek
 	packSegs []uint64   // pinned pack segments
@@ -123,9 +128,31 @@ type ObjectReader struct {
 	closeOnce sync.Once
 }
 
-type readSegment struct {
-	seg  meta.Segment
-	data *dataReader
+// segRun is a run of a version's segments: one of its chunks (ref), or
+// a flat version's whole list (ref.ID zero).
+type segRun struct {
+	ref  meta.ChunkRef
+	segs []meta.Segment
+	ends []int64 // ends[i] is the offset within the run where segment i ends
+}
+
+func newSegRun(ref meta.ChunkRef, segs []meta.Segment) *segRun {
+	r := &segRun{ref: ref, segs: segs, ends: make([]int64, len(segs))}
+	var end int64
+	for i, sg := range segs {
+		end += sg.Length
+		r.ends[i] = end
+	}
+	r.ref.Length, r.ref.Segs = end, len(segs)
+	return r
+}
+
+// length is the bytes the run covers.
+func (r *segRun) length() int64 {
+	if len(r.ends) == 0 {
+		return 0
+	}
+	return r.ends[len(r.ends)-1]
 }
 
 // Open returns a reader of the current version of bucket/key, or of
@@ -140,6 +167,7 @@ func (s *Store) Open(ctx context.Context, bucket, key string, opt GetOptions) (*
 	}
 	var v *meta.Version
 	var latest bool
+	var runs []*segRun
 	datas := map[string]meta.Data{}
 	s.pinGate.RLock()
 	err := s.idx.View(ctx, func(tx meta.Tx) error {
@@ -151,7 +179,46 @@ func (s *Store) Open(ctx context.Context, bucket, key string, opt GetOptions) (*
 		if v.DeleteMarker {
 			return fmt.Errorf("%w: %s %s", ErrDeleteMarker, key, v.VersionID)
 		}
-		for _, sg := range v.Segments {
+		if runs, err = loadRuns(tx, v); err != nil {
+			return err
+		}
+		return loadRunData(tx, runs, datas)
+	})
+	var packSegs []uint64
+	if err == nil {
+		packSegs = s.pinData(datas)
+	}
+	s.pinGate.RUnlock()
+	if err != nil {
+		return nil, err
+	}
+	return s.newObjectReader(ctx, toInfo(bucket, key, v, latest), runs, datas, packSegs)
+}
+
+// loadRuns reads the runs of v's segments: its chunks, or its flat list.
+func loadRuns(tx meta.Tx, v *meta.Version) ([]*segRun, error) {
+	if len(v.Chunks) == 0 {
+		return []*segRun{newSegRun(meta.ChunkRef{}, v.Segments)}, nil
+	}
+	runs := make([]*segRun, len(v.Chunks))
+	for i, c := range v.Chunks {
+		segs, err := loadChunk(tx, c.ID)
+		if err != nil {
+			return nil, err
+		}
+		runs[i] = newSegRun(c, segs)
+		if runs[i].ref != c {
+			return nil, fmt.Errorf("%w: chunk %d holds %d segments of %d bytes, its version names %d of %d", meta.ErrCorruptRecord, c.ID, runs[i].ref.Segs, runs[i].ref.Length, c.Segs, c.Length)
+		}
+	}
+	return runs, nil
+}
+
+// loadRunData reads into datas the data records of the runs' segments
+// that it does not hold yet.
+func loadRunData(tx meta.Tx, runs []*segRun, datas map[string]meta.Data) error {
+	for _, run := range runs {
+		for _, sg := range run.segs {
 			if _, ok := datas[sg.Data]; ok {
 				continue
 			}
@@ -161,39 +228,58 @@ func (s *Store) Open(ctx context.Context, bucket, key string, opt GetOptions) (*
 			}
 			datas[sg.Data] = d
 		}
-		return nil
-	})
+	}
+	return nil
+}
+
+// pinData pins the data objects of datas and their pack segments, which
+// it returns. Call with pinGate held for reading, in the same critical
+// section as the lookup.
+func (s *Store) pinData(datas map[string]meta.Data) []uint64 {
 	var packSegs []uint64
-	if err == nil {
-		for _, d := range datas {
-			if d.Pack != 0 {
-				packSegs = append(packSegs, d.Pack)
-			}
+	for _, d := range datas {
+		if d.Pack != 0 {
+			packSegs = append(packSegs, d.Pack)
 		}
-		s.pin(v.Segments, packSegs)
 	}
-	s.pinGate.RUnlock()
-	if err != nil {
-		return nil, err
-	}
-	r := &ObjectReader{s: s, ctx: ctx, info: toInfo(bucket, key, v, latest), packSegs: packSegs}
-	readers := map[string]*dataReader{}
+	s.pin(maps.Keys(datas), packSegs)
+	return packSegs
+}
+
+// newObjectReader is the reader of a version whose data (datas) and pack
+// segments are pinned: the reader unpins them at Close, and at once when
+// it cannot be made.
+func (s *Store) newObjectReader(ctx context.Context, info ObjectInfo, runs []*segRun, datas map[string]meta.Data, packSegs []uint64) (*ObjectReader, error) {
+	r := &ObjectReader{s: s, ctx: ctx, info: info, runs: runs, packSegs: packSegs,
+		rends: make([]int64, len(runs)), datas: make(map[string]*dataReader, len(datas))}
 	var end int64
-	for _, sg := range v.Segments {
-		dr, ok := readers[sg.Data]
-		if !ok {
-			dr, err = s.newDataReader(ctx, sg.Data, datas[sg.Data])
-			if err != nil {
-				_ = r.Close()
-				return nil, err
+	for i, run := range runs {
+		end += run.length()
+		r.rends[i] = end
+	}
+	for id, d := range datas {
+		dr, err := s.newDataReader(ctx, id, d)
+		if err != nil {
+			for _, dr := range r.datas {
+				dr.close()
 			}
-			readers[sg.Data] = dr
+			s.unpin(maps.Keys(datas), packSegs)
+			return nil, err
 		}
-		end += sg.Length
-		r.segs = append(r.segs, readSegment{seg: sg, data: dr})
-		r.ends = append(r.ends, end)
+		r.datas[id] = dr
 	}
 	return r, nil
+}
+
+// locate finds the segment holding object offset off (below the size):
+// the segment, off's place in it and the segment's data.
+func (r *ObjectReader) locate(off int64) (meta.Segment, int64, *dataReader) {
+	i := sort.Search(len(r.rends), func(i int) bool { return r.rends[i] > off })
+	run := r.runs[i]
+	in := off - (r.rends[i] - run.length())
+	j := sort.Search(len(run.ends), func(j int) bool { return run.ends[j] > in })
+	sg := run.segs[j]
+	return sg, in - (run.ends[j] - sg.Length), r.datas[sg.Data]
 }
 
 func loadData(tx meta.Tx, id string) (meta.Data, error) {
@@ -228,20 +314,18 @@ func (r *ObjectReader) ReadAt(p []byte, off int64) (int, error) {
 		if off >= r.info.Size {
 			return n, io.EOF
 		}
-		i := sort.Search(len(r.ends), func(i int) bool { return r.ends[i] > off })
-		start := r.ends[i] - r.segs[i].seg.Length
-		within := off - start
+		sg, within, data := r.locate(off)
 		chunk := p
-		if rem := r.segs[i].seg.Length - within; int64(len(chunk)) > rem {
+		if rem := sg.Length - within; int64(len(chunk)) > rem {
 			chunk = chunk[:rem]
 		}
-		m, err := r.segs[i].data.ReadAt(chunk, r.segs[i].seg.Offset+within)
+		m, err := data.ReadAt(chunk, sg.Offset+within)
 		n += m
 		off += int64(m)
 		p = p[m:]
 		if err != nil && (!errors.Is(err, io.EOF) || m != len(chunk)) {
 			if errors.Is(err, io.EOF) {
-				err = fmt.Errorf("%w: data %s shorter than its segment", ErrDataCorrupt, r.segs[i].seg.Data)
+				err = fmt.Errorf("%w: data %s shorter than its segment", ErrDataCorrupt, sg.Data)
 			}
 			return n, err
 		}
@@ -285,9 +369,16 @@ func (r *ObjectReader) Seek(offset int64, whence int) (int64, error) {
 
 // segments is the version's segment list.
 func (r *ObjectReader) segments() []meta.Segment {
-	segs := make([]meta.Segment, len(r.segs))
-	for i, sg := range r.segs {
-		segs[i] = sg.seg
+	if len(r.runs) == 1 {
+		return r.runs[0].segs
+	}
+	var n int
+	for _, run := range r.runs {
+		n += len(run.segs)
+	}
+	segs := make([]meta.Segment, 0, n)
+	for _, run := range r.runs {
+		segs = append(segs, run.segs...)
 	}
 	return segs
 }
@@ -295,14 +386,10 @@ func (r *ObjectReader) segments() []meta.Segment {
 // Close releases the pinned version and the open shard files.
 func (r *ObjectReader) Close() error {
 	r.closeOnce.Do(func() {
-		seen := map[*dataReader]bool{}
-		for _, sg := range r.segs {
-			if !seen[sg.data] {
-				seen[sg.data] = true
-				sg.data.close()
-			}
+		for _, d := range r.datas {
+			d.close()
 		}
-		r.s.unpin(r.segments(), r.packSegs)
+		r.s.unpin(maps.Keys(r.datas), r.packSegs)
 		for _, f := range r.cacheF {
 			if f != nil {
 				_ = f.Close()

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"sort"
 	"time"
 
 	"github.com/rs/zerolog"
@@ -77,11 +76,9 @@ func (r *ObjectReader) CopyRange(w io.Writer, off, length int64, buf []byte) (in
 	}
 	var written int64
 	for length > 0 {
-		i := sort.Search(len(r.ends), func(i int) bool { return r.ends[i] > off })
-		sg := r.segs[i]
-		within := off - (r.ends[i] - sg.seg.Length)
-		take := min(length, sg.seg.Length-within)
-		n, err := r.copyData(w, sg.data, sg.seg.Offset+within, take, buf)
+		sg, within, data := r.locate(off)
+		take := min(length, sg.Length-within)
+		n, err := r.copyData(w, data, sg.Offset+within, take, buf)
 		written += n
 		if err != nil {
 			return written, err

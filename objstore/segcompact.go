@@ -182,6 +182,7 @@ func (s *Store) CompactSegments(ctx context.Context, bucket, key, versionID stri
 type segPlan struct {
 	bucket, key string
 	v           *meta.Version
+	old         []meta.Segment // v's segments
 	ranges      []Range        // the bytes to rewrite
 	segs        []meta.Segment // the new list, the new data's id left empty
 }
@@ -193,12 +194,16 @@ func (s *Store) planSegments(ctx context.Context, bucket, key, versionID string)
 		return nil, err
 	}
 	var v *meta.Version
+	var old []meta.Segment
 	err := s.idx.View(ctx, func(tx meta.Tx) error {
 		if err := requireBucket(tx, bucket); err != nil {
 			return err
 		}
 		var err error
-		v, err = findVersion(tx, bucket, key, versionID)
+		if v, err = findVersion(tx, bucket, key, versionID); err != nil || v.DeleteMarker {
+			return err
+		}
+		old, err = versionSegments(tx, v)
 		return err
 	})
 	if gone(err) {
@@ -210,20 +215,20 @@ func (s *Store) planSegments(ctx context.Context, bucket, key, versionID string)
 	if v.DeleteMarker {
 		return nil, nil
 	}
-	ranges := planSegmentCompaction(v.Segments, v.Size, segWindow, s.opt.SegmentCompactMin/2, segPassBudget)
+	ranges := planSegmentCompaction(old, v.Size, segWindow, s.opt.SegmentCompactMin/2, segPassBudget)
 	if len(ranges) == 0 {
 		return nil, nil
 	}
-	segs := compactedSegments(v.Segments, ranges, "")
-	if len(segs) >= len(v.Segments) {
+	segs := compactedSegments(old, ranges, "")
+	if len(segs) >= len(old) {
 		return nil, nil
 	}
-	return &segPlan{bucket: bucket, key: key, v: v, ranges: ranges, segs: segs}, nil
+	return &segPlan{bucket: bucket, key: key, v: v, old: old, ranges: ranges, segs: segs}, nil
 }
 
 // applySegPlan writes p's ranges as new data and commits p's list.
 func (s *Store) applySegPlan(ctx context.Context, p *segPlan) (bool, error) {
-	d, err := s.writeRanges(ctx, p.bucket, p.key, p.v, p.ranges)
+	d, err := s.writeRanges(ctx, p.bucket, p.key, p.v, p.old, p.ranges)
 	if d == nil || err != nil {
 		if gone(err) || errors.Is(err, errSegmentsChanged) {
 			err = nil
@@ -237,7 +242,7 @@ func (s *Store) applySegPlan(ctx context.Context, p *segPlan) (bool, error) {
 		}
 	}
 	err = s.commitData(ctx, d, func(tx meta.Tx) error {
-		return replaceSegments(tx, p.bucket, p.key, p.v, segs)
+		return s.replaceSegments(tx, p.bucket, p.key, p.v, segs)
 	})
 	if errors.Is(err, errSegmentsChanged) {
 		return false, nil
@@ -247,7 +252,7 @@ func (s *Store) applySegPlan(ctx context.Context, p *segPlan) (bool, error) {
 	}
 	s.segCompactions.Add(1)
 	s.log.Debug().Str("bucket", p.bucket).Str("key", p.key).Str("version", p.v.VersionID).
-		Int("before", len(p.v.Segments)).Int("after", len(segs)).Msg("compacted segments")
+		Int("before", len(p.old)).Int("after", len(segs)).Msg("compacted segments")
 	return true, nil
 }
 
@@ -260,20 +265,15 @@ func gone(err error) bool {
 // writeRanges writes the bytes of ranges of version v, read through an
 // ObjectReader of it (whose pins keep its data while it reads), in order
 // as one new data object. errSegmentsChanged when the version the reader
-// found is no longer v.
-func (s *Store) writeRanges(ctx context.Context, bucket, key string, v *meta.Version, ranges []Range) (*newData, error) {
+// found no longer holds the segments old.
+func (s *Store) writeRanges(ctx context.Context, bucket, key string, v *meta.Version, old []meta.Segment, ranges []Range) (*newData, error) {
 	r, err := s.Open(ctx, bucket, key, GetOptions{VersionID: v.VersionID})
 	if err != nil {
 		return nil, err
 	}
 	defer func() { _ = r.Close() }()
-	if len(r.segs) != len(v.Segments) {
+	if !slices.Equal(r.segments(), old) {
 		return nil, errSegmentsChanged
-	}
-	for i := range r.segs {
-		if r.segs[i].seg != v.Segments[i] {
-			return nil, errSegmentsChanged
-		}
 	}
 	parts := make([]io.Reader, len(ranges))
 	var total int64
@@ -289,7 +289,7 @@ func (s *Store) writeRanges(ctx context.Context, bucket, key string, v *meta.Ver
 // changed since it was planned (errSegmentsChanged), it counts the new
 // segments, drops the old ones and rewrites the version record in place,
 // and the key's current record when it is the current version.
-func replaceSegments(tx meta.Tx, bucket, key string, old *meta.Version, segs []meta.Segment) error {
+func (s *Store) replaceSegments(tx meta.Tx, bucket, key string, old *meta.Version, segs []meta.Segment) error {
 	raw, err := tx.Get(meta.Versions, meta.VersionKey(bucket, key, old.Seq))
 	if err != nil {
 		return err
@@ -301,17 +301,21 @@ func replaceSegments(tx meta.Tx, bucket, key string, old *meta.Version, segs []m
 	if err := meta.Decode(raw, &v); err != nil {
 		return err
 	}
-	if v.VersionID != old.VersionID || !slices.Equal(v.Segments, old.Segments) {
+	// Chunk records are immutable and never reused: the same chunk list
+	// is the same segments.
+	if v.VersionID != old.VersionID || !slices.Equal(v.Segments, old.Segments) || !slices.Equal(v.Chunks, old.Chunks) {
 		return errSegmentsChanged
 	}
 	// Counted before dropped, so data in both lists never reaches zero.
 	if err := addRefs(tx, segs); err != nil {
 		return err
 	}
-	if err := dropRefs(tx, v.Segments); err != nil {
+	if err := dropVersionRefs(tx, &v); err != nil {
 		return err
 	}
-	v.Segments = segs
+	if err := s.setSegments(tx, &v, segs); err != nil {
+		return err
+	}
 	rec := meta.Encode(&v)
 	if err := tx.Put(meta.Versions, meta.VersionKey(bucket, key, v.Seq), rec); err != nil {
 		return err

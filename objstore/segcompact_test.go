@@ -154,7 +154,7 @@ func versionSegs(t *testing.T, s *Store, bucket, key, vid string) []meta.Segment
 	err := s.idx.View(context.Background(), func(tx meta.Tx) error {
 		v, err := findVersion(tx, bucket, key, vid)
 		if err == nil {
-			segs = v.Segments
+			segs, err = versionSegments(tx, v)
 		}
 		return err
 	})
@@ -463,7 +463,7 @@ func TestCompactSegmentsCrash(t *testing.T) {
 			if err != nil || p == nil {
 				t.Fatalf("plan = %v, %v", p, err)
 			}
-			if d, err := s.writeRanges(ctx, "seg", "k", p.v, p.ranges); d == nil || err != nil {
+			if d, err := s.writeRanges(ctx, "seg", "k", p.v, p.old, p.ranges); d == nil || err != nil {
 				t.Fatalf("writeRanges = %v, %v", d, err)
 			}
 			return false

@@ -189,14 +189,14 @@ func (s *Store) scanSegments(ctx context.Context) error {
 			for n := 0; k != nil && n < segScanChunk; k, raw = c.Next() {
 				n++
 				last = bytes.Clone(k)
-				if len(raw) < least*minSegmentBytes {
+				if len(raw) < least*minSegmentBytes && !meta.IsChunked(raw) {
 					continue
 				}
 				var v meta.Version
 				if err := meta.Decode(raw, &v); err != nil {
 					return err
 				}
-				if len(v.Segments) <= least {
+				if v.SegmentCount() <= least {
 					continue
 				}
 				bucket, key, _, ok := meta.SplitVersionKey(k)

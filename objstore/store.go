@@ -28,6 +28,8 @@ type Store struct {
 	idx    meta.Index
 	drives []drive.Drive
 	layout meta.Layout
+	// chunkMax is Options.ChunkSegments in effect; zero: lists stay flat.
+	chunkMax int
 
 	commits     chan *commitReq
 	closeMu     sync.RWMutex // commit holds it shared; Close takes it to stop the committer
@@ -93,6 +95,16 @@ func Open(ctx context.Context, opt Options) (*Store, error) {
 	return s, nil
 }
 
+// chunkLimit is the chunk size in effect for opt on idx: zero (flat
+// lists) when chunking is off or the index bounds its transactions,
+// which a patch of many chunks could pass.
+func chunkLimit(opt Options, idx meta.Index) int {
+	if opt.ChunkSegments < 0 || idx.Limits().MaxWrites != 0 {
+		return 0
+	}
+	return opt.ChunkSegments
+}
+
 // open opens the index and drives without sweeping or background work (the
 // offline tools start here).
 func open(ctx context.Context, opt Options) (*Store, error) {
@@ -129,6 +141,7 @@ func openIndexed(ctx context.Context, opt Options) (*Store, error) {
 	idx := opt.Index
 	s := &Store{
 		opt:       opt,
+		chunkMax:  chunkLimit(opt, idx),
 		log:       opt.Logger,
 		idx:       idx,
 		commits:   make(chan *commitReq, 4096),

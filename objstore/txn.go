@@ -245,7 +245,7 @@ func installVersionFrom(tx meta.Tx, b *meta.Bucket, key string, v, inherit *meta
 				return err // a locked null version is not overwritten
 			}
 			if inherit == nil || vs[i].Seq != inherit.Seq {
-				if err := dropRefs(tx, vs[i].Segments); err != nil {
+				if err := dropVersionRefs(tx, &vs[i]); err != nil {
 					return err
 				}
 			}
@@ -267,7 +267,7 @@ func installVersionFrom(tx meta.Tx, b *meta.Bucket, key string, v, inherit *meta
 // removeVersion deletes one version permanently and, when it was the
 // newest, makes the next one current (or the key absent).
 func removeVersion(tx meta.Tx, bucket, key string, v *meta.Version) error {
-	if err := dropRefs(tx, v.Segments); err != nil {
+	if err := dropVersionRefs(tx, v); err != nil {
 		return err
 	}
 	if err := tx.Delete(meta.Versions, meta.VersionKey(bucket, key, v.Seq)); err != nil {

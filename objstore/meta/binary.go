@@ -20,9 +20,15 @@ import (
 //	         uvarint n, n × varint (PartSizes) | str UploadID |
 //	         [str Owner | uvarint n, n × (str key, str value) (Sys, sorted) |
 //	          str Retention.Mode | time Retention.Until | byte flags (1: legal hold)]
+//	Chunked: tag 'W' | as 'V' up to and with the (empty) Segments |
+//	         uvarint n, n × (uvarint ID, varint Length, uvarint Segs) (Chunks) |
+//	         the rest as 'V'
+//	Chunk:   tag 'K' | uvarint n, n × (id Data, varint Offset, varint Length)
 //	Data:    tag 'D' | uvarint K, M, BlockSize | varint Size, Refs |
 //	         str Bucket, Key | time Created | uvarint Pack | varint Off, Len
 //
+// A version with Chunks is written as 'W', so that a binary that does not
+// know chunks refuses it (ErrCorruptRecord) rather than read it as empty.
 // The bracketed tail is absent from records written before versions had
 // attributes, and from any version whose attributes are all zero.
 //
@@ -139,8 +145,12 @@ func (d *decoder) count() int {
 }
 
 func encodeVersion(v *Version) []byte {
-	e := encoder{b: make([]byte, 0, 128)}
-	e.b = append(e.b, binaryTag, 'V')
+	e := encoder{b: make([]byte, 0, 128+24*len(v.Chunks))}
+	kind := byte('V')
+	if len(v.Chunks) > 0 {
+		kind = 'W'
+	}
+	e.b = append(e.b, binaryTag, kind)
 	e.str(v.VersionID)
 	e.uvarint(v.Seq)
 	e.varint(v.Size)
@@ -153,11 +163,14 @@ func encodeVersion(v *Version) []byte {
 	}
 	e.b = append(e.b, flags)
 	e.strMap(v.Meta)
-	e.uvarint(uint64(len(v.Segments)))
-	for _, s := range v.Segments {
-		e.id(s.Data)
-		e.varint(s.Offset)
-		e.varint(s.Length)
+	e.segments(v.Segments)
+	if kind == 'W' {
+		e.uvarint(uint64(len(v.Chunks)))
+		for _, c := range v.Chunks {
+			e.uvarint(c.ID)
+			e.varint(c.Length)
+			e.uvarint(uint64(c.Segs))
+		}
 	}
 	e.uvarint(uint64(len(v.PartSizes)))
 	for _, p := range v.PartSizes {
@@ -176,6 +189,45 @@ func encodeVersion(v *Version) []byte {
 		e.b = append(e.b, flags)
 	}
 	return e.b
+}
+
+// segments writes a segment list.
+func (e *encoder) segments(segs []Segment) {
+	e.uvarint(uint64(len(segs)))
+	for _, s := range segs {
+		e.id(s.Data)
+		e.varint(s.Offset)
+		e.varint(s.Length)
+	}
+}
+
+// segments reads what encoder.segments wrote; nil when empty.
+func (d *decoder) segments() []Segment {
+	n := d.count()
+	if n == 0 {
+		return nil
+	}
+	segs := make([]Segment, n)
+	for i := 0; i < n && d.err == nil; i++ {
+		segs[i] = Segment{Data: d.id(), Offset: d.varint(), Length: d.varint()}
+	}
+	return segs
+}
+
+func encodeChunk(c *Chunk) []byte {
+	e := encoder{b: make([]byte, 0, 4+26*len(c.Segments))}
+	e.b = append(e.b, binaryTag, 'K')
+	e.segments(c.Segments)
+	return e.b
+}
+
+func decodeChunk(raw []byte, c *Chunk) error {
+	d := decoder{b: raw}
+	*c = Chunk{Segments: d.segments()}
+	if d.err == nil && len(d.b) > 0 {
+		return fmt.Errorf("%d bytes past the end", len(d.b))
+	}
+	return d.err
 }
 
 // strMap writes m sorted by key.
@@ -206,7 +258,7 @@ func (d *decoder) strMap() map[string]string {
 	return m
 }
 
-func decodeVersion(raw []byte, v *Version) error {
+func decodeVersion(raw []byte, v *Version, chunked bool) error {
 	d := decoder{b: raw}
 	*v = Version{}
 	v.VersionID = d.str()
@@ -217,10 +269,15 @@ func decodeVersion(raw []byte, v *Version) error {
 	v.ContentType = d.str()
 	v.DeleteMarker = d.byte1()&1 != 0
 	v.Meta = d.strMap()
-	if n := d.count(); n > 0 {
-		v.Segments = make([]Segment, n)
+	v.Segments = d.segments()
+	if chunked {
+		n := d.count()
+		if n == 0 && d.err == nil {
+			return errors.New("a chunked version without chunks")
+		}
+		v.Chunks = make([]ChunkRef, n)
 		for i := 0; i < n && d.err == nil; i++ {
-			v.Segments[i] = Segment{Data: d.id(), Offset: d.varint(), Length: d.varint()}
+			v.Chunks[i] = ChunkRef{ID: d.uvarint(), Length: d.varint(), Segs: int(min(d.uvarint(), 1<<31))}
 		}
 	}
 	if n := d.count(); n > 0 {
@@ -275,6 +332,12 @@ func decodeData(raw []byte, x *Data) error {
 	return d.err
 }
 
+// IsChunked reports whether raw is a chunked version record (whose
+// segments are in its chunks, not in the record).
+func IsChunked(raw []byte) bool {
+	return len(raw) > 1 && raw[0] == binaryTag && raw[1] == 'W'
+}
+
 // decodeBinary decodes a binary record into v, which must be the record's
 // type.
 func decodeBinary(raw []byte, v any) error {
@@ -284,10 +347,15 @@ func decodeBinary(raw []byte, v any) error {
 	var err error
 	switch x := v.(type) {
 	case *Version:
-		if raw[1] != 'V' {
+		if raw[1] != 'V' && raw[1] != 'W' {
 			return fmt.Errorf("%w: record kind %q, want a version", ErrCorruptRecord, raw[1])
 		}
-		err = decodeVersion(raw[2:], x)
+		err = decodeVersion(raw[2:], x, raw[1] == 'W')
+	case *Chunk:
+		if raw[1] != 'K' {
+			return fmt.Errorf("%w: record kind %q, want a chunk", ErrCorruptRecord, raw[1])
+		}
+		err = decodeChunk(raw[2:], x)
 	case *Data:
 		if raw[1] != 'D' {
 			return fmt.Errorf("%w: record kind %q, want data", ErrCorruptRecord, raw[1])

@@ -22,6 +22,8 @@ func TestBinaryRecordsRoundTrip(t *testing.T) {
 			Retention: Retention{Mode: RetentionCompliance, Until: now.Add(time.Hour)}, LegalHold: true}},
 		{VersionID: "o", Attrs: Attrs{Owner: "bob"}},
 		{VersionID: "h", Attrs: Attrs{LegalHold: true}},
+		{VersionID: "c", Size: 10, Chunks: []ChunkRef{{ID: 9, Length: 4, Segs: 2}, {ID: 1 << 50, Length: 6, Segs: 64}}},
+		{VersionID: "ca", Size: 1, Chunks: []ChunkRef{{ID: 1, Length: 1, Segs: 1}}, Attrs: Attrs{Owner: "o"}},
 	} {
 		var got Version
 		if err := Decode(Encode(&v), &got); err != nil {
@@ -30,6 +32,11 @@ func TestBinaryRecordsRoundTrip(t *testing.T) {
 		if !reflect.DeepEqual(got, v) {
 			t.Fatalf("round trip:\n got %+v\nwant %+v", got, v)
 		}
+	}
+	c := Chunk{Segments: []Segment{{Data: "not-hex", Offset: 3, Length: 5}, {Data: "0123456789abcdef0123456789abcdef", Length: 1}}}
+	var gotc Chunk
+	if err := Decode(Encode(c), &gotc); err != nil || !reflect.DeepEqual(gotc, c) {
+		t.Fatalf("chunk: %+v %v", gotc, err)
 	}
 	d := Data{K: 2, M: 2, BlockSize: 1 << 20, Size: 99, Refs: 3, Bucket: "b", Key: "k", Created: now, Pack: 9, Off: 4096, Len: 200}
 	var got Data
@@ -50,6 +57,8 @@ func FuzzDecodeBinary(f *testing.F) {
 	f.Add(Encode(&Version{VersionID: "v", Meta: map[string]string{"a": "b"}, Segments: []Segment{{Data: "0123456789abcdef0123456789abcdef", Length: 1}}}))
 	f.Add(Encode(&Data{K: 1, Created: time.Now()}))
 	f.Add([]byte{binaryTag, 'V', 0xff, 0xff, 0xff})
+	f.Add(Encode(&Version{VersionID: "c", Chunks: []ChunkRef{{ID: 3, Length: 8, Segs: 2}}}))
+	f.Add(Encode(&Chunk{Segments: []Segment{{Data: "0123456789abcdef0123456789abcdef", Length: 8}}}))
 	f.Fuzz(func(t *testing.T, raw []byte) {
 		var v Version
 		if err := Decode(raw, &v); err == nil && len(raw) > 0 && raw[0] == binaryTag {
@@ -59,6 +68,15 @@ func FuzzDecodeBinary(f *testing.F) {
 			}
 		} else if err != nil && !errors.Is(err, ErrCorruptRecord) {
 			t.Fatalf("error not ErrCorruptRecord: %v", err)
+		}
+		var c Chunk
+		if err := Decode(raw, &c); err == nil && len(raw) > 0 && raw[0] == binaryTag {
+			var again Chunk
+			if err := Decode(Encode(&c), &again); err != nil || !reflect.DeepEqual(again, c) {
+				t.Fatalf("re-encoding a decoded chunk: %+v %v", again, err)
+			}
+		} else if err != nil && !errors.Is(err, ErrCorruptRecord) {
+			t.Fatalf("chunk error not ErrCorruptRecord: %v", err)
 		}
 		var d Data
 		_ = Decode(raw, &d)

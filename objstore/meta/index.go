@@ -22,10 +22,11 @@ const (
 	Packs     Table = "packs"
 	PackData  Table = "packdata"
 	Leases    Table = "leases"
+	Chunks    Table = "chunks"
 )
 
 // AllTables lists every table, created when an index is opened.
-var AllTables = []Table{Settings, Buckets, Objects, Versions, DataTable, Garbage, Uploads, UploadIDs, Parts, Packs, PackData, Leases}
+var AllTables = []Table{Settings, Buckets, Objects, Versions, DataTable, Garbage, Uploads, UploadIDs, Parts, Packs, PackData, Leases, Chunks}
 
 // Errors an Index returns. Implementations wrap them with %w; callers
 // match them with errors.Is.

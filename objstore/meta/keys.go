@@ -77,6 +77,19 @@ func DataKey(id [16]byte) []byte {
 	return k
 }
 
+// ChunkKey is the chunks key of a chunk id: 8 bytes, big-endian.
+func ChunkKey(id uint64) []byte {
+	return binary.BigEndian.AppendUint64(make([]byte, 0, 8), id)
+}
+
+// SplitChunkKey parses a chunks key.
+func SplitChunkKey(k []byte) (uint64, bool) {
+	if len(k) != 8 {
+		return 0, false
+	}
+	return binary.BigEndian.Uint64(k), true
+}
+
 // HasPrefix reports whether k starts with p (for cursor loops).
 func HasPrefix(k, p []byte) bool { return k != nil && bytes.HasPrefix(k, p) }
 

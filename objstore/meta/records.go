@@ -85,6 +85,35 @@ type Segment struct {
 	Length int64  `json:"l"`
 }
 
+// ChunkRef names one chunk record of a chunked version: its id in the
+// chunks table, the bytes it covers and how many segments it holds.
+type ChunkRef struct {
+	ID     uint64 `json:"id"`
+	Length int64  `json:"l"`
+	Segs   int    `json:"n"`
+}
+
+// Chunk is a run of a chunked version's segments. A chunk record is
+// immutable: written once, named by exactly one version record (and by
+// the objects table's copy of it while it is current), deleted with it.
+// Its segments count in their data's Refs, once each, as a flat
+// version's do.
+type Chunk struct {
+	Segments []Segment `json:"segs"`
+}
+
+// SegmentCount is how many segments the version holds, flat or chunked.
+func (v *Version) SegmentCount() int {
+	if len(v.Chunks) == 0 {
+		return len(v.Segments)
+	}
+	n := 0
+	for _, c := range v.Chunks {
+		n += c.Segs
+	}
+	return n
+}
+
 // Version is one version of a key.
 type Version struct {
 	VersionID    string            `json:"vid"` // "null" for the null version
@@ -96,6 +125,12 @@ type Version struct {
 	Meta         map[string]string `json:"meta,omitempty"`
 	DeleteMarker bool              `json:"dm,omitempty"`
 	Segments     []Segment         `json:"segs,omitempty"`
+	// Chunks, when set, hold the version's segments instead of Segments:
+	// the content is the concatenation of the chunk records (the chunks
+	// table) named here, in order. Each chunk record belongs to this one
+	// version (see Chunk); a long list of segments is kept this way so
+	// that changing a few of them rewrites only the chunks they are in.
+	Chunks []ChunkRef `json:"chunks,omitempty"`
 	// PartSizes holds the part sizes of a multipart object, in order.
 	PartSizes []int64 `json:"parts,omitempty"`
 	// UploadID is the multipart upload that made this version, so that a
@@ -214,6 +249,10 @@ func Encode(v any) []byte {
 		return encodeData(x)
 	case Data:
 		return encodeData(&x)
+	case *Chunk:
+		return encodeChunk(x)
+	case Chunk:
+		return encodeChunk(&x)
 	}
 	b, err := json.Marshal(v)
 	if err != nil {
