@@ -108,6 +108,7 @@ test: deps
 	$(GO) build ./...
 	$(GO) vet ./...
 	$(GO) test -race -count=1 -timeout 15m $$($(GO) list ./... | grep -v '/integration$$')
+	CAIRN_TEST_CHUNK_SEGMENTS=2 $(GO) test -count=1 -timeout 10m ./objstore/
 	@if command -v java >/dev/null 2>&1 && command -v python3 >/dev/null 2>&1; then \
 		$(INSTALL_ENGINES); \
 		export CAIRN_ENGINES='$(ENGINES)'; \

@@ -316,26 +316,39 @@ func (n *fileNode) rebaseLocked(ws *writeState) {
 	if err != nil {
 		return // the commit failed: fsync reports it; the ranges stand
 	}
+	// Derived from the base and the patch (the cost of the change), or
+	// else read again. Committed: a newer held patch of this file may be
+	// pending, which waits for this very state.
+	r, err := n.fsys.store.Rebase(context.Background(), ws.base, pend)
+	if err != nil {
+		n.fsys.log.Debug().Err(err).Str("path", n.Path(nil)).Msg("rebase refused; reopening the committed version")
+		if r, err = n.reopenCommitted(info); err != nil {
+			return
+		}
+	}
+	if len(ws.since) == 0 {
+		// Space only: what the staging file holds outside the changed
+		// ranges is never read.
+		_ = ws.stage.Truncate(0)
+	}
+	_ = ws.base.Close()
+	ws.base, ws.ranges = r, slices.Clone(ws.since)
+}
+
+// reopenCommitted opens the version a patch committed, nil when it is
+// no longer there as committed.
+func (n *fileNode) reopenCommitted(info objstore.ObjectInfo) (*objstore.ObjectReader, error) {
 	bucket, key := n.key()
-	// Committed: a newer held patch of this file may be pending, which
-	// waits for this very state.
 	r, err := n.fsys.store.Open(context.Background(), bucket, key, objstore.GetOptions{VersionID: info.VersionID, Committed: true})
 	if err != nil {
 		if !errors.Is(err, objstore.ErrNoSuchKey) && !errors.Is(err, objstore.ErrNoSuchVersion) {
 			n.fsys.log.Warn().Err(err).Str("path", n.Path(nil)).Msg("cannot reopen the committed version; the next commit writes what changed since the open")
 		}
-		return
+		return nil, err
 	}
 	if r.Info().ETag != info.ETag {
 		_ = r.Close()
-		return
+		return nil, fmt.Errorf("%s: replaced since its commit", n.Path(nil))
 	}
-	if len(ws.since) == 0 {
-		if err := ws.stage.Truncate(0); err != nil {
-			_ = r.Close()
-			return
-		}
-	}
-	_ = ws.base.Close()
-	ws.base, ws.ranges = r, slices.Clone(ws.since)
+	return r, nil
 }

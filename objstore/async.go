@@ -39,6 +39,9 @@ type Pending struct {
 	// first waits for the put.
 	onWait func()
 	waited sync.Once
+	// patched is where a patch's commit leaves its plan, for Rebase;
+	// nil for other puts.
+	patched **patchPlan
 }
 
 // kick tells p, and the puts of its key it waits for, that something

@@ -5,6 +5,8 @@ import (
 	"context"
 	"io"
 	"math/rand/v2"
+	"os"
+	"strconv"
 	"testing"
 	"time"
 
@@ -18,7 +20,12 @@ func newTestStore(t testing.TB, drives, parity int, tweak ...func(*Options)) (*S
 	t.Helper()
 	// Packing is off so that tests can count shard files; pack_test.go
 	// and the degraded and crash tests cover packed data.
-	opt := Options{Dir: t.TempDir(), DriveCount: drives, Parity: parity, BlockSize: 64 << 10, MinPartSize: 1, PackMaxSize: -1, NoBackground: true, ChunkSegments: 2}
+	opt := Options{Dir: t.TempDir(), DriveCount: drives, Parity: parity, BlockSize: 64 << 10, MinPartSize: 1, PackMaxSize: -1, NoBackground: true}
+	// make test runs the package a second time with tiny chunks, so
+	// that every path meets chunked versions.
+	if n, err := strconv.Atoi(os.Getenv("CAIRN_TEST_CHUNK_SEGMENTS")); err == nil {
+		opt.ChunkSegments = n
+	}
 	for _, f := range tweak {
 		f(&opt)
 	}

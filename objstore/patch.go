@@ -92,9 +92,12 @@ func (s *Store) PatchAsync(ctx context.Context, bucket, key string, p Patch, opt
 	if err := s.checkBackgroundPut(ctx, key, opt); err != nil {
 		return nil, err
 	}
-	return s.runAsync(ctx, bucket, key, func(ctx context.Context) (ObjectInfo, error) {
-		return s.patch(ctx, bucket, key, p, opt)
-	}), nil
+	res := new(*patchPlan)
+	pend := s.runAsync(ctx, bucket, key, func(ctx context.Context) (ObjectInfo, error) {
+		return s.patch(ctx, bucket, key, p, opt, res)
+	})
+	pend.patched = res
+	return pend, nil
 }
 
 // PatchFuncAsync is PatchAsync with a patch that src gives on the
@@ -110,7 +113,8 @@ func (s *Store) PatchFuncAsync(ctx context.Context, bucket, key string, src func
 	if err := s.checkBackgroundPut(ctx, key, opt); err != nil {
 		return nil, err
 	}
-	return s.runAsyncHook(ctx, bucket, key, opt.OnWait, func(ctx context.Context) (ObjectInfo, error) {
+	res := new(*patchPlan)
+	pend := s.runAsyncHook(ctx, bucket, key, opt.OnWait, func(ctx context.Context) (ObjectInfo, error) {
 		p, err := src(ctx)
 		if err != nil {
 			return ObjectInfo{}, err
@@ -121,17 +125,22 @@ func (s *Store) PatchFuncAsync(ctx context.Context, bucket, key string, src func
 		if p.Base == nil || p.Base.Size() == 0 {
 			return s.writeAndCommit(ctx, bucket, key, io.NewSectionReader(p, 0, p.Size), p.Size, opt)
 		}
-		return s.patch(ctx, bucket, key, p, opt)
-	}), nil
+		return s.patch(ctx, bucket, key, p, opt, res)
+	})
+	pend.patched = res
+	return pend, nil
 }
 
 // patch writes a patch's new bytes and commits its version.
-func (s *Store) patch(ctx context.Context, bucket, key string, p Patch, opt PutOptions) (ObjectInfo, error) {
+func (s *Store) patch(ctx context.Context, bucket, key string, p Patch, opt PutOptions, res **patchPlan) (ObjectInfo, error) {
 	fills := p.fills()
-	if segs := p.segments("", fills); len(segs) > s.opt.MaxSegments {
+	pl := s.planPatch(p, fills)
+	if (s.chunkMax == 0 && pl.segments() > s.opt.MaxSegments) || len(pl.runs) > maxChunks {
 		// The hard bound: the crowded windows are rewritten with the
 		// changes (read from the base), down to half the bound.
+		segs := p.segments("", fills)
 		fills = unionRanges(fills, planSegmentCompaction(segs, p.Size, segWindow, s.opt.MaxSegments/2, 0))
+		pl = s.planPatch(p, fills)
 	}
 	var total int64
 	for _, r := range fills {
@@ -153,6 +162,7 @@ func (s *Store) patch(ctx context.Context, bucket, key string, p Patch, opt PutO
 	if d != nil {
 		id = d.id.String()
 	}
+	pl.name(id)
 	base := p.Base.Info()
 	v := &meta.Version{
 		ETag:        patchETag(base.ETag, p.Size, fills, nonce[:]),
@@ -161,7 +171,6 @@ func (s *Store) patch(ctx context.Context, bucket, key string, p Patch, opt PutO
 		Meta:        opt.Meta,
 		Attrs:       opt.Attrs,
 		Size:        p.Size,
-		Segments:    p.segments(id, fills),
 	}
 	if opt.FinalMeta != nil {
 		v.Meta = maps.Clone(opt.Meta)
@@ -175,15 +184,15 @@ func (s *Store) patch(ctx context.Context, bucket, key string, p Patch, opt PutO
 		if err != nil {
 			return err
 		}
-		if err := addRefs(tx, v.Segments); err != nil {
-			return err
-		}
-		return installVersion(tx, b, key, v)
+		return pl.commitPlan(tx, b, key, v)
 	})
 	if err != nil {
 		return ObjectInfo{}, err
 	}
-	s.noteSegments(bucket, key, v.VersionID, len(v.Segments))
+	s.noteSegments(bucket, key, v.VersionID, pl.segments())
+	if res != nil {
+		*res = pl
+	}
 	return toInfo(bucket, key, v, true), nil
 }
 

@@ -253,7 +253,8 @@ func TestPatchRefused(t *testing.T) {
 	}
 }
 
-// TestPatchSegmentBound: patches of scattered small changes, past
+// TestPatchSegmentBound: with flat lists (chunking off, as on an index
+// with transaction limits), patches of scattered small changes, past
 // Options.MaxSegments, rewrite the most crowded windows with the changes
 // (read from the base) so that the list stays under the bound, and the
 // content stays right.
@@ -261,7 +262,7 @@ func TestPatchSegmentBound(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	const limit = 60
-	s, _ := newTestStore(t, 3, 1, func(o *Options) { o.MaxSegments = limit; o.PackMaxSize = 0 })
+	s, _ := newTestStore(t, 3, 1, func(o *Options) { o.MaxSegments = limit; o.PackMaxSize = 0; o.ChunkSegments = -1 })
 	mustBucket(t, s, "bkt")
 	model := randBytes(3<<20, 8)
 	mustPut(t, s, "bkt", "f", model)

@@ -1,34 +1,34 @@
 package objstore
 
-import "iter"
+import "github.com/cairnstore/cairn/objstore/meta"
 
-// pin marks the data objects ids, and the pack segments packSegs, as in
-// use by a reader. Call with pinGate held for reading, in the same
-// critical section as the lookup.
-func (s *Store) pin(ids iter.Seq[string], packSegs []uint64) {
+// pin marks the data objects of datas, and the pack segments holding
+// them, as in use by a reader. Call with pinGate held for reading, in the
+// same critical section as the lookup.
+func (s *Store) pin(datas map[string]meta.Data) {
 	s.pinMu.Lock()
 	defer s.pinMu.Unlock()
-	for id := range ids {
+	for id, d := range datas {
 		s.pins[id]++
-	}
-	for _, p := range packSegs {
-		s.pinSegs[p]++
+		if d.Pack != 0 {
+			s.pinSegs[d.Pack]++
+		}
 	}
 }
 
 // unpin undoes pin.
-func (s *Store) unpin(ids iter.Seq[string], packSegs []uint64) {
+func (s *Store) unpin(datas map[string]meta.Data) {
 	s.pinMu.Lock()
 	freed := false
-	for id := range ids {
+	for id, d := range datas {
 		if s.pins[id]--; s.pins[id] <= 0 {
 			delete(s.pins, id)
 			freed = true
 		}
-	}
-	for _, p := range packSegs {
-		if s.pinSegs[p]--; s.pinSegs[p] <= 0 {
-			delete(s.pinSegs, p)
+		if d.Pack != 0 {
+			if s.pinSegs[d.Pack]--; s.pinSegs[d.Pack] <= 0 {
+				delete(s.pinSegs, d.Pack)
+			}
 		}
 	}
 	s.pinMu.Unlock()
@@ -36,7 +36,6 @@ func (s *Store) unpin(ids iter.Seq[string], packSegs []uint64) {
 		s.wakeCleaner()
 	}
 }
-
 func (s *Store) pinned(id string) bool {
 	s.pinMu.Lock()
 	defer s.pinMu.Unlock()

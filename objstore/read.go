@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"maps"
 	"os"
 	"sort"
 	"sync"
@@ -120,10 +119,10 @@ type ObjectReader struct {
 	runs  []*segRun
 	rends []int64                // rends[i] is the object offset where run i ends
 	datas map[string]*dataReader // by data id, one for each pinned id
+	uses  map[string]int         // by data id, the segments naming it
 
-	off      int64      // for Read and Seek
-	packSegs []uint64   // pinned pack segments
-	cacheF   []*os.File // the block cache's files, each opened by the first CopyRange hit in it
+	off    int64      // for Read and Seek
+	cacheF []*os.File // the block cache's files, each opened by the first CopyRange hit in it
 
 	closeOnce sync.Once
 }
@@ -184,15 +183,14 @@ func (s *Store) Open(ctx context.Context, bucket, key string, opt GetOptions) (*
 		}
 		return loadRunData(tx, runs, datas)
 	})
-	var packSegs []uint64
 	if err == nil {
-		packSegs = s.pinData(datas)
+		s.pin(datas)
 	}
 	s.pinGate.RUnlock()
 	if err != nil {
 		return nil, err
 	}
-	return s.newObjectReader(ctx, toInfo(bucket, key, v, latest), runs, datas, packSegs)
+	return s.newObjectReader(ctx, toInfo(bucket, key, v, latest), runs, datas)
 }
 
 // loadRuns reads the runs of v's segments: its chunks, or its flat list.
@@ -232,30 +230,17 @@ func loadRunData(tx meta.Tx, runs []*segRun, datas map[string]meta.Data) error {
 	return nil
 }
 
-// pinData pins the data objects of datas and their pack segments, which
-// it returns. Call with pinGate held for reading, in the same critical
-// section as the lookup.
-func (s *Store) pinData(datas map[string]meta.Data) []uint64 {
-	var packSegs []uint64
-	for _, d := range datas {
-		if d.Pack != 0 {
-			packSegs = append(packSegs, d.Pack)
+// newObjectReader is the reader of a version whose data (datas) is
+// pinned: the reader unpins it at Close, and at once when it cannot be
+// made.
+func (s *Store) newObjectReader(ctx context.Context, info ObjectInfo, runs []*segRun, datas map[string]meta.Data) (*ObjectReader, error) {
+	r := &ObjectReader{s: s, ctx: ctx, info: info,
+		datas: make(map[string]*dataReader, len(datas)), uses: make(map[string]int, len(datas))}
+	r.setRuns(runs)
+	for _, run := range runs {
+		for _, sg := range run.segs {
+			r.uses[sg.Data]++
 		}
-	}
-	s.pin(maps.Keys(datas), packSegs)
-	return packSegs
-}
-
-// newObjectReader is the reader of a version whose data (datas) and pack
-// segments are pinned: the reader unpins them at Close, and at once when
-// it cannot be made.
-func (s *Store) newObjectReader(ctx context.Context, info ObjectInfo, runs []*segRun, datas map[string]meta.Data, packSegs []uint64) (*ObjectReader, error) {
-	r := &ObjectReader{s: s, ctx: ctx, info: info, runs: runs, packSegs: packSegs,
-		rends: make([]int64, len(runs)), datas: make(map[string]*dataReader, len(datas))}
-	var end int64
-	for i, run := range runs {
-		end += run.length()
-		r.rends[i] = end
 	}
 	for id, d := range datas {
 		dr, err := s.newDataReader(ctx, id, d)
@@ -263,12 +248,31 @@ func (s *Store) newObjectReader(ctx context.Context, info ObjectInfo, runs []*se
 			for _, dr := range r.datas {
 				dr.close()
 			}
-			s.unpin(maps.Keys(datas), packSegs)
+			s.unpin(datas)
 			return nil, err
 		}
 		r.datas[id] = dr
 	}
 	return r, nil
+}
+
+// setRuns makes runs the reader's segment list.
+func (r *ObjectReader) setRuns(runs []*segRun) {
+	r.runs, r.rends = runs, make([]int64, len(runs))
+	var end int64
+	for i, run := range runs {
+		end += run.length()
+		r.rends[i] = end
+	}
+}
+
+// pinned is the data records of the reader's pinned data.
+func (r *ObjectReader) pinned() map[string]meta.Data {
+	m := make(map[string]meta.Data, len(r.datas))
+	for id, d := range r.datas {
+		m[id] = d.rec
+	}
+	return m
 }
 
 // locate finds the segment holding object offset off (below the size):
@@ -308,6 +312,9 @@ func (r *ObjectReader) Size() int64 { return r.info.Size }
 func (r *ObjectReader) ReadAt(p []byte, off int64) (int, error) {
 	if off < 0 {
 		return 0, fmt.Errorf("%w: negative offset", ErrInvalidArgument)
+	}
+	if r.runs == nil {
+		return 0, fmt.Errorf("%w: %w", ErrInvalidArgument, errRebasedReader)
 	}
 	n := 0
 	for len(p) > 0 {
@@ -389,7 +396,7 @@ func (r *ObjectReader) Close() error {
 		for _, d := range r.datas {
 			d.close()
 		}
-		r.s.unpin(maps.Keys(r.datas), r.packSegs)
+		r.s.unpin(r.pinned())
 		for _, f := range r.cacheF {
 			if f != nil {
 				_ = f.Close()
@@ -404,6 +411,7 @@ func (r *ObjectReader) Close() error {
 type dataReader struct {
 	s      *Store
 	id     string
+	rec    meta.Data
 	shards []*lazyShard
 	er     *erasure.Reader
 
@@ -421,7 +429,7 @@ func (s *Store) newDataReader(ctx context.Context, id string, d meta.Data) (*dat
 	if err != nil {
 		return nil, fmt.Errorf("%w: data id %q", meta.ErrCorruptRecord, id)
 	}
-	dr := &dataReader{s: s, id: id, blockSize: int64(d.BlockSize), size: d.Size}
+	dr := &dataReader{s: s, id: id, rec: d, blockSize: int64(d.BlockSize), size: d.Size}
 	if d.Pack == 0 && d.BlockSize == s.layout.BlockSize && s.cacheable(d.Size) {
 		dr.cache = s.cache
 	}

@@ -74,6 +74,9 @@ func (r *ObjectReader) CopyRange(w io.Writer, off, length int64, buf []byte) (in
 	if len(buf) == 0 {
 		return 0, fmt.Errorf("%w: empty copy buffer", ErrInvalidArgument)
 	}
+	if r.runs == nil {
+		return 0, fmt.Errorf("%w: %w", ErrInvalidArgument, errRebasedReader)
+	}
 	var written int64
 	for length > 0 {
 		sg, within, data := r.locate(off)

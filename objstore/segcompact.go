@@ -112,12 +112,17 @@ func planSegmentCompaction(segs []meta.Segment, size, window int64, target int, 
 // new data; and neighbours that are contiguous slices of one data object
 // are merged.
 func compactedSegments(segs []meta.Segment, ranges []Range, data string) []meta.Segment {
+	return compactedSegmentsAt(segs, ranges, data, 0)
+}
+
+// compactedSegmentsAt is compactedSegments where the ranges' bytes start
+// at dataOff in data.
+func compactedSegmentsAt(segs []meta.Segment, ranges []Range, data string, dataOff int64) []meta.Segment {
 	type piece struct {
 		at  int64 // file offset
 		seg meta.Segment
 	}
 	var pieces []piece
-	var dataOff int64
 	for _, r := range ranges {
 		pieces = append(pieces, piece{at: r.Offset, seg: meta.Segment{Data: data, Offset: dataOff, Length: r.Length}})
 		dataOff += r.Length
