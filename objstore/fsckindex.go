@@ -47,8 +47,8 @@ func (s *Store) checkIndex(ctx context.Context, rep *FsckReport) error {
 
 type indexCheck struct {
 	rep    *FsckReport
-	refs   map[string]int64 // data id -> segments naming it
-	namers []namer          // every segment, in index order, for Dangling
+	refs   map[string]int64  // data id -> segments naming it
+	namers []namer           // every segment, in index order, for Dangling
 	chunks map[uint64]string // chunk id -> the version naming it
 	// packed: data records (live or garbage) per pack segment.
 	packed map[uint64]map[erasure.DataID]int64
