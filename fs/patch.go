@@ -109,6 +109,7 @@ func (n *fileNode) writePatchedLocked(p []byte, off int64) (int, error) {
 		}
 	}
 	w, err := ws.stage.WriteAt(p, off)
+	ws.stagedBytes += int64(w)
 	ws.ranges = ws.ranges.add(off, int64(w))
 	ws.since = ws.since.add(off, int64(w))
 	if e := off + int64(w); e > ws.size {
@@ -141,6 +142,11 @@ func (n *fileNode) truncatePatchedLocked(size int64) error {
 func (ws *writeState) content() objstore.Patch {
 	return objstore.Patch{Base: ws.base, Size: ws.size, Dirty: ws.ranges, Src: ws.stage}
 }
+
+// stageTrim is how many bytes a patched file's staging file takes before
+// a rebase with nothing changed since the snapshot swaps it for an empty
+// one.
+const stageTrim = 64 << 20
 
 // heldDelay bounds how long a patched file's commit is held back for
 // more changes (a file closed and opened again, as an editor, a log
@@ -326,10 +332,17 @@ func (n *fileNode) rebaseLocked(ws *writeState) {
 			return
 		}
 	}
-	if len(ws.since) == 0 {
+	if len(ws.since) == 0 && ws.stagedBytes >= stageTrim {
 		// Space only: what the staging file holds outside the changed
-		// ranges is never read.
-		_ = ws.stage.Truncate(0)
+		// ranges is never read. The state moves to an empty staging file
+		// and the old one is emptied off the node's lock: freeing the
+		// blocks of a sparse file scattered with small writes takes
+		// up to a second.
+		if ref, err := n.fsys.stages.get(); err == nil {
+			old := ws.stageRef
+			ws.stage, ws.stageRef, ws.stagedBytes = ref.f, ref, 0
+			go old.release()
+		}
 	}
 	_ = ws.base.Close()
 	ws.base, ws.ranges = r, slices.Clone(ws.since)

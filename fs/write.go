@@ -45,6 +45,9 @@ type writeState struct {
 	// phasePatched: the changed ranges once the state rebases on the
 	// version that patch made.
 	since rangeSet
+	// stagedBytes counts the bytes written to stage since it was last
+	// emptied, in phasePatched (see stageTrim).
+	stagedBytes int64
 	// patched is the last patch let go in phasePatched, until the state
 	// rebases on the version it made (rebaseLocked); it reads base.
 	patched *objstore.Pending

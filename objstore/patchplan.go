@@ -195,12 +195,14 @@ func (pl *patchPlan) commitPlan(tx meta.Tx, b *meta.Bucket, key string, v *meta.
 	committed := make([]*segRun, len(pl.runs))
 	refs := make([]meta.ChunkRef, len(pl.runs))
 	var added []*segRun
+	var rd refDelta // one net change per data id: most of a rewritten chunk's segments are its old one's
 	for i, run := range pl.runs {
 		if inherit && !pl.fresh[i] {
 			committed[i], refs[i] = run, run.ref
 			continue
 		}
-		ref, err := putChunk(tx, run.segs)
+		rd.add(run.segs, 1)
+		ref, err := writeChunk(tx, run.segs)
 		if err != nil {
 			return err
 		}
@@ -209,10 +211,14 @@ func (pl *patchPlan) commitPlan(tx meta.Tx, b *meta.Bucket, key string, v *meta.
 	}
 	if inherit {
 		for _, run := range pl.gone {
-			if err := deleteChunk(tx, run.ref.ID, run.segs); err != nil {
+			rd.add(run.segs, -1)
+			if err := tx.Delete(meta.Chunks, meta.ChunkKey(run.ref.ID)); err != nil {
 				return err
 			}
 		}
+	}
+	if err := rd.apply(tx); err != nil {
+		return err
 	}
 	v.Segments, v.Chunks = nil, refs
 	if err := installVersionFrom(tx, b, key, v, cur); err != nil {

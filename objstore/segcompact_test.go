@@ -572,7 +572,7 @@ func TestSegmentBacklog(t *testing.T) {
 	s.noteSegments("seg", "k", vid, 20)          // a repeat counts once
 	s.noteSegments("seg", "few", NullVersion, 8) // not past SegmentCompactMin
 	backlog(1)
-	if n := s.compactQueued(ctx); n != 1 {
+	if n := s.compactQueued(ctx, 0); n != 1 {
 		t.Fatalf("compactQueued = %d", n)
 	}
 	backlog(0)
@@ -586,7 +586,18 @@ func TestSegmentBacklog(t *testing.T) {
 		t.Fatal(err)
 	}
 	mustPut(t, s, "seg", "v", []byte("newer"))
-	if n := s.compactQueued(ctx); n != 0 {
+	if n := s.compactQueued(ctx, 0); n != 0 {
 		t.Fatalf("compactQueued of a replaced version = %d", n)
 	}
+	// A key written to within the quiet period waits for a later pass.
+	mustBucket(t, s, "quiet")
+	appendMany(t, s, "quiet", "w", nil, 20, 1000, 13)
+	if n := s.compactQueued(ctx, time.Hour); n != 0 {
+		t.Fatalf("compactQueued of a key just written = %d", n)
+	}
+	backlog(1)
+	if n := s.compactQueued(ctx, 0); n != 1 {
+		t.Fatalf("compactQueued once quiet = %d", n)
+	}
+	backlog(0)
 }

@@ -13,7 +13,10 @@ import (
 // many segments note it (noteSegments), the background compactor takes
 // the notes Options.SegmentCompactDelay (1 s) after the first of a burst (repeated
 // notes of one version in the meantime count once) and compacts each
-// version (CompactSegments). The queue is in memory: Open's scan of the
+// version (CompactSegments) once its key has not been noted for that
+// long: a file patched all along (a database, fio) is compacted after
+// the burst, not under it, where every compaction would find its version
+// changed at the commit. The queue is in memory: Open's scan of the
 // versions table queues again every version past SegmentCompactMin, so a
 // crash loses no candidate for ever.
 
@@ -51,19 +54,46 @@ type segQueue struct {
 	mu    sync.Mutex // protects the following
 	set   map[segNote]bool
 	order []segNote
-	busy  int // taken by the compactor and not yet done
+	busy  int                  // taken by the compactor and not yet done
+	noted map[string]time.Time // by bucket "\x00" key: when a write last noted it
 
 	wake chan struct{} // nudges the compactor
 }
 
 func newSegQueue() segQueue {
-	return segQueue{set: map[segNote]bool{}, wake: make(chan struct{}, 1)}
+	return segQueue{set: map[segNote]bool{}, noted: map[string]time.Time{}, wake: make(chan struct{}, 1)}
 }
 
-// add queues n unless it is queued already or the queue is full.
+// add queues n unless it is queued already or the queue is full, and
+// notes that its key was written now.
 func (q *segQueue) add(n segNote) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
+	q.noted[n.bucket+"\x00"+n.key] = time.Now()
+	q.queueLocked(n)
+}
+
+// requeue queues n again, leaving its key's time alone.
+func (q *segQueue) requeue(n segNote) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	q.queueLocked(n)
+}
+
+// quiet reports whether n's key was last noted at least d ago, and
+// forgets the time when it was.
+func (q *segQueue) quiet(n segNote, d time.Duration) bool {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	k := n.bucket + "\x00" + n.key
+	if t, ok := q.noted[k]; ok && time.Since(t) < d {
+		return false
+	}
+	delete(q.noted, k)
+	return true
+}
+
+func (q *segQueue) queueLocked(n segNote) {
 	if q.set[n] || len(q.order) >= segQueueMax {
 		return
 	}
@@ -129,15 +159,21 @@ func (s *Store) runSegCompactor(ctx context.Context) {
 			return
 		case <-time.After(s.opt.SegmentCompactDelay):
 		}
-		s.compactQueued(withBackground(ctx))
+		s.compactQueued(withBackground(ctx), s.opt.SegmentCompactDelay)
 	}
 }
 
-// compactQueued compacts every version queued and returns how many it
-// compacted.
-func (s *Store) compactQueued(ctx context.Context) int {
+// compactQueued compacts every version queued whose key was not noted
+// within the last minQuiet (those are queued again) and returns how many
+// it compacted.
+func (s *Store) compactQueued(ctx context.Context, minQuiet time.Duration) int {
 	done := 0
 	for _, n := range s.segq.take() {
+		if !s.segq.quiet(n, minQuiet) {
+			s.segq.requeue(n) // written to lately: after the burst
+			s.segq.done()
+			continue
+		}
 		ok, err := s.compactNoted(ctx, n)
 		s.segq.done()
 		switch {

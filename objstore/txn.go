@@ -139,23 +139,47 @@ func checkConds(cur *meta.Version, key, ifMatch, ifNoneMatch string) error {
 }
 
 // adjustRefs adds delta to the reference count of each segment's data,
-// once per segment. The segments of one data object are counted together
-// (a patched version names the same few data objects many times), so
-// each data record is read and written once.
+// once per segment.
 func adjustRefs(tx meta.Tx, segs []meta.Segment, delta int64) error {
-	counts := make(map[string]int64, 4)
-	order := make([]meta.Segment, 0, 4)
-	for _, sg := range segs {
-		if _, ok := counts[sg.Data]; !ok {
-			order = append(order, sg)
-		}
-		counts[sg.Data] += delta
+	var rd refDelta
+	rd.add(segs, delta)
+	return rd.apply(tx)
+}
+
+// refDelta gathers reference count changes by data id, so that each data
+// record is read and written once however many segments name it (a
+// patched version names the same few data objects many times), and not
+// at all when its changes cancel out (a rewritten chunk keeps most of
+// the segments of the one it replaces).
+type refDelta struct {
+	counts map[string]int64
+	order  []string
+}
+
+// add counts delta for each of segs.
+func (rd *refDelta) add(segs []meta.Segment, delta int64) {
+	if rd.counts == nil {
+		rd.counts = make(map[string]int64, 4)
 	}
-	for _, sg := range order {
-		delta := counts[sg.Data]
-		id, err := erasure.ParseDataID(sg.Data)
+	for _, sg := range segs {
+		if _, ok := rd.counts[sg.Data]; !ok {
+			rd.order = append(rd.order, sg.Data)
+		}
+		rd.counts[sg.Data] += delta
+	}
+}
+
+// apply writes the changes to the data records: a count reaching zero
+// moves the record to garbage, one rising from garbage takes it back.
+func (rd *refDelta) apply(tx meta.Tx) error {
+	for _, data := range rd.order {
+		delta := rd.counts[data]
+		if delta == 0 {
+			continue
+		}
+		id, err := erasure.ParseDataID(data)
 		if err != nil {
-			return fmt.Errorf("%w: segment data id %q", meta.ErrCorruptRecord, sg.Data)
+			return fmt.Errorf("%w: segment data id %q", meta.ErrCorruptRecord, data)
 		}
 		key := meta.DataKey(id)
 		var d meta.Data
@@ -185,7 +209,7 @@ func adjustRefs(tx meta.Tx, segs []meta.Segment, delta int64) error {
 				return err
 			}
 		} else {
-			return fmt.Errorf("%w: data %s is not in the index", ErrDataCorrupt, sg.Data)
+			return fmt.Errorf("%w: data %s is not in the index", ErrDataCorrupt, data)
 		}
 		d.Refs += delta
 		if d.Refs > 0 {
