@@ -49,6 +49,23 @@
 // it replaces (only the new segment is counted); with versioning every
 // segment gains a reference, as the older version keeps its own.
 //
+// A version of more than Options.ChunkSegments segments (64) keeps them
+// in chunk records (chunks.go; meta.Chunk, the chunks table) that its
+// record names in order (meta.Version.Chunks). A chunk record is
+// immutable and belongs to exactly one version: its segments count in
+// their data's Refs as a flat version's do, it is deleted with its
+// version, and a version made from another (copy, rename, SetMetaAsync,
+// a versioned patch) copies the chunk records under new ids. A patch
+// over a chunked version (patchplan.go) plans outside the transaction
+// which chunks its fills touch (or its new size cuts) and rewrites only
+// those; when the new version replaces its base as the null version it
+// takes over the untouched chunks, deletes the replaced ones, and
+// applies the reference changes once per data id, net (refDelta): most
+// of a rewritten chunk's segments are its old one's. The mount then
+// derives the new version's reader from the base's (Store.Rebase, which
+// takes over the base reader's pins) instead of opening it again. An
+// index with transaction limits (etcd) keeps lists flat.
+//
 // Segment lists are bounded: Append refuses to give a version more than
 // Options.MaxSegments segments or parts (MaxSegments, 10 000, S3's bound
 // on an appended object's parts) with ErrTooManySegments; a put of the
@@ -77,9 +94,11 @@
 // completes, copies, renames, SetMetaAsync) note it (noteSegments) in an
 // in-memory queue
 // that a background goroutine drains a second after the first note of
-// a burst, skipping a noted version that is no longer current; Open's
+// a burst, taking a version only once its key has not been noted for
+// SegmentCompactDelay, and skipping a noted version that is no longer current; Open's
 // scan of the versions table queues again every version past
-// SegmentCompactMin, so a crash loses no candidate for good. A patch
+// SegmentCompactMin, so a crash loses no candidate for good. With flat
+// lists (chunking off), a patch
 // whose list would pass Options.MaxSegments takes the planner's windows
 // (down to half the bound, no budget) into its own new data, read from
 // its base: the hard bound holds without a failed write.

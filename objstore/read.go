@@ -119,7 +119,7 @@ type ObjectReader struct {
 	runs  []*segRun
 	rends []int64                // rends[i] is the object offset where run i ends
 	datas map[string]*dataReader // by data id, one for each pinned id
-	uses  map[string]int         // by data id, the segments naming it
+	uses  map[string]int         // by data id, the segments naming it; made by the first Rebase
 
 	off    int64      // for Read and Seek
 	cacheF []*os.File // the block cache's files, each opened by the first CopyRange hit in it
@@ -234,14 +234,8 @@ func loadRunData(tx meta.Tx, runs []*segRun, datas map[string]meta.Data) error {
 // pinned: the reader unpins it at Close, and at once when it cannot be
 // made.
 func (s *Store) newObjectReader(ctx context.Context, info ObjectInfo, runs []*segRun, datas map[string]meta.Data) (*ObjectReader, error) {
-	r := &ObjectReader{s: s, ctx: ctx, info: info,
-		datas: make(map[string]*dataReader, len(datas)), uses: make(map[string]int, len(datas))}
+	r := &ObjectReader{s: s, ctx: ctx, info: info, datas: make(map[string]*dataReader, len(datas))}
 	r.setRuns(runs)
-	for _, run := range runs {
-		for _, sg := range run.segs {
-			r.uses[sg.Data]++
-		}
-	}
 	for id, d := range datas {
 		dr, err := s.newDataReader(ctx, id, d)
 		if err != nil {

@@ -90,6 +90,14 @@ func (s *Store) Rebase(ctx context.Context, r *ObjectReader, pend *Pending) (*Ob
 	}
 
 	// From here on r's state moves to the new reader.
+	if r.uses == nil {
+		r.uses = make(map[string]int, len(r.datas))
+		for _, run := range r.runs {
+			for _, sg := range run.segs {
+				r.uses[sg.Data]++
+			}
+		}
+	}
 	nr := &ObjectReader{s: s, ctx: ctx, info: info, datas: r.datas, uses: r.uses}
 	for id, dr := range fresh {
 		nr.datas[id] = dr

@@ -24,8 +24,9 @@
 //	packdata  <segment:8 BE><data id:16>  -> "" for each data record (live or garbage) in the segment
 //	leases    <holder>\0d<data id:16>     -> Lease: a reader of another process keeps the data
 //	leases    <holder>\0s<segment:8 BE>   -> Lease: ... keeps the pack segment file
+//	chunks    <chunk id:8 BE>             -> Chunk: a run of a chunked version's segments
 //
-// Version and Data records, read on every object access, are a compact
+// Version, Data and Chunk records, read on every object access, are a compact
 // binary form (binary.go documents it); every other record is JSON.
 //
 // ^seq is the bitwise complement of a store-wide sequence number, big
@@ -36,7 +37,11 @@
 //   - One operation is one transaction: readers see all of it or none.
 //   - objects holds a copy of the newest versions entry of its key unless
 //     that entry is a delete marker, in which case the key is absent.
-//   - data.Refs counts the Version and Part segments naming the data id;
+//   - A chunk record is named by exactly one version record (and by the
+//     objects copy of it while it is current), never rewritten, deleted
+//     with its version; a chunked version's segments are its chunks',
+//     in order.
+//   - data.Refs counts the Version, Chunk and Part segments naming the data id;
 //     when it drops to zero the data record moves to garbage in the same
 //     transaction, and only the cleaner deletes shard files.
 //   - A shard file whose data id is in neither data nor garbage is an
