@@ -29,6 +29,9 @@ func errnoTable() []errnoMapping {
 		{objstore.ErrDataCorrupt, syscall.EIO},
 		{objstore.ErrInternal, syscall.EIO},
 		{objstore.ErrClosed, syscall.EIO},
+		// The index (etcd) cannot be reached: the operation may succeed
+		// later.
+		{objstore.ErrUnavailable, syscall.EIO},
 		// Too many keys for one index transaction: a rename of a very
 		// large directory on an index with bounded transactions.
 		{objstore.ErrTooManyChanges, syscall.E2BIG},

@@ -3,6 +3,8 @@ package objstore
 import (
 	"errors"
 	"fmt"
+
+	"github.com/cairnstore/cairn/objstore/meta"
 )
 
 // Sentinel errors of the store. Every face maps them once (S3 codes in
@@ -87,6 +89,11 @@ var (
 	// ErrNotAppendable: an Append to a version whose bytes cannot be
 	// extended in place: ciphertext keyed to the object (SysEncryption).
 	ErrNotAppendable = errors.New("object cannot be appended to")
+	// ErrUnavailable: the index cannot be reached now (an etcd index
+	// that lost its cluster: meta.ErrUnavailable); retry later. Nothing
+	// was committed, unless the error also says the outcome is unknown
+	// (meta.ErrOutcomeUnknown), and nothing is half-written either way.
+	ErrUnavailable = meta.ErrUnavailable
 )
 
 // IsStoreError says whether err is, or wraps, one of the store's sentinel
@@ -113,6 +120,7 @@ func sentinels() []error {
 		ErrIncompleteBody, ErrBadDigest, ErrQuorumLost, ErrDataCorrupt,
 		ErrInternal, ErrClosed, ErrTooManyChanges, ErrObjectLocked,
 		ErrInvalidBucketState, ErrInvalidWriteOffset, ErrTooManySegments, ErrNotAppendable,
+		ErrUnavailable,
 	}
 }
 

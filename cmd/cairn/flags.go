@@ -13,6 +13,7 @@ import (
 
 	"github.com/cairnstore/cairn/frontends/s3"
 	"github.com/cairnstore/cairn/objstore"
+	"github.com/cairnstore/cairn/objstore/meta/etcd"
 )
 
 // invocation is one parsed command line.
@@ -40,6 +41,9 @@ type storeFlags struct {
 	Drives int
 	Drive  []string
 	Parity int
+	// Meta is the index's URL: empty for bbolt in the data directory,
+	// or etcd://HOST:PORT[,HOST:PORT...]/PREFIX[?options].
+	Meta string
 }
 
 func (s *storeFlags) register(fs *pflag.FlagSet) {
@@ -47,6 +51,7 @@ func (s *storeFlags) register(fs *pflag.FlagSet) {
 	fs.IntVar(&s.Drives, "drives", 0, "number of drives under DIR/drives (0: as recorded, or 4 for a new directory)")
 	fs.StringArrayVar(&s.Drive, "drive", nil, "explicit drive `path`; repeat once per drive (instead of --drives)")
 	fs.IntVar(&s.Parity, "parity", -1, "parity shards per block (-1: the default for the drive count)")
+	fs.StringVar(&s.Meta, "meta", "", "the index: empty for bbolt in the data directory, or `etcd://HOST:2379[,HOST:2379...]/PREFIX[?options]` (docs/operations/cluster.md)")
 }
 
 // check validates what can be judged without touching the disk.
@@ -64,6 +69,11 @@ func (s *storeFlags) check(cmd string) error {
 	for _, d := range s.Drive {
 		if d == "" {
 			return usageErrorf(cmd, "--drive must not be empty")
+		}
+	}
+	if s.Meta != "" {
+		if _, err := etcd.ParseURL(s.Meta); err != nil {
+			return usageErrorf(cmd, "--meta: %v", err)
 		}
 	}
 	return nil

@@ -54,6 +54,11 @@ func runFsck(ctx context.Context, o fsckOptions, d deps) error {
 	if err := sopt.Validate(); err != nil {
 		return err
 	}
+	sopt, unlock, err := o.Store.withMeta(ctx, sopt)
+	if err != nil {
+		return err
+	}
+	defer unlock()
 	bar := newProgress(d.stderr, d.tty)
 	rep, err := d.fsck(ctx, sopt, bar.update)
 	bar.finish()

@@ -52,6 +52,11 @@ func runHeal(ctx context.Context, o healOptions, d deps) error {
 	if err := sopt.Validate(); err != nil {
 		return err
 	}
+	sopt, unlock, err := o.Store.withMeta(ctx, sopt)
+	if err != nil {
+		return err
+	}
+	defer unlock()
 	bar := newProgress(d.stderr, d.tty)
 	rep, err := d.heal(ctx, sopt, bar.update)
 	bar.finish()

@@ -82,6 +82,11 @@ func runMount(ctx context.Context, o mountOptions, d deps) (err error) {
 	if err := checkMountpoint("mount", "MOUNTPOINT", o.Mountpoint); err != nil {
 		return err
 	}
+	sopt, unlock, err := o.Store.withMeta(ctx, sopt)
+	if err != nil {
+		return err
+	}
+	defer unlock()
 	st, err := d.open(ctx, sopt)
 	if err != nil {
 		return fmt.Errorf("open store %s: %w", sopt.Dir, err)

@@ -174,6 +174,11 @@ func runServe(ctx context.Context, o serveOptions, d deps) (err error) {
 		}
 	}()
 
+	sopt, unlock, err := o.Store.withMeta(ctx, sopt)
+	if err != nil {
+		return err
+	}
+	defer unlock()
 	st, err := d.open(ctx, sopt)
 	if err != nil {
 		if ctx.Err() != nil && errors.Is(err, ctx.Err()) {

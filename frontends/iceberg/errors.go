@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/cairnstore/cairn/catalog"
+	"github.com/cairnstore/cairn/objstore"
 )
 
 // APIError is an Iceberg REST error: the HTTP status, the exception type
@@ -79,6 +80,8 @@ func catalogErrors() []catalogError {
 			"put one first (PutTableBucketPolicy or PutTablePolicy of the S3 Tables API)"},
 		{catalog.ErrUnavailable, APIError{Status: 503, Type: "ServiceUnavailableException"},
 			"other warehouses are served; an operator must repair this one (the server log says why)"},
+		{objstore.ErrUnavailable, APIError{Status: 503, Type: "ServiceUnavailableException"},
+			"the store's index (etcd) cannot be reached; retry once it is back"},
 		// The backing's own errors are translated by the catalog and should
 		// not get here; if one does, a failed conditional write applied
 		// nothing (409) and a missing record is a 404.

@@ -47,6 +47,11 @@ var (
 	// have applied. Engines wrap it; callers must not undo what the
 	// transaction would reference (its data) on it.
 	ErrOutcomeUnknown = errors.New("meta: commit outcome unknown")
+	// ErrUnavailable: the index cannot be reached now (a replicated
+	// engine lost its cluster); the request may succeed later. Nothing
+	// was committed, unless the error also wraps ErrOutcomeUnknown.
+	// Engines wrap it.
+	ErrUnavailable = errors.New("meta: index unavailable")
 )
 
 // Limits bounds one Update transaction. Zero fields mean no bound.

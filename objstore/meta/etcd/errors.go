@@ -21,7 +21,7 @@ var (
 	// the index is there but not now. A store maps it to 503 and EIO.
 	// Nothing was committed, unless the error also wraps
 	// ErrOutcomeUnknown.
-	ErrUnavailable = errors.New("etcd: cluster unavailable")
+	ErrUnavailable = fmt.Errorf("etcd: cluster unavailable: %w", meta.ErrUnavailable)
 	// ErrOutcomeUnknown means an Update's commit was sent but the cluster
 	// became unreachable before its answer, and stayed so while the index
 	// tried to learn what happened: the transaction may or may not have
