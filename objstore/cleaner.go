@@ -154,6 +154,9 @@ func (s *Store) startBackground() {
 	if s.opt.ReaderGrace > 0 {
 		runs = append(runs, s.runLeaser)
 	}
+	if _, ok := s.idx.(meta.Watcher); ok {
+		runs = append(runs, s.runForeignWatch)
+	}
 	for _, run := range runs {
 		s.bg.Add(1)
 		go func() {

@@ -4,6 +4,8 @@ import (
 	"context"
 	"strings"
 	"sync"
+
+	"github.com/cairnstore/cairn/objstore/meta"
 )
 
 // Op is the kind of a change event.
@@ -103,6 +105,9 @@ func (s *Store) notify(e Event) {
 }
 
 func (w *watcher) matches(e Event) bool {
+	if e.Op == OpOverflow && e.Bucket == "" {
+		return true // every bucket's
+	}
 	if w.bucket != "" && w.bucket != e.Bucket {
 		return false
 	}
@@ -113,4 +118,32 @@ func (w *watcher) matches(e Event) bool {
 		return strings.HasPrefix(k, w.prefix) || (e.Op == OpRenamePrefix && strings.HasPrefix(w.prefix, k))
 	}
 	return overlaps(e.Key) || (e.To != "" && overlaps(e.To))
+}
+
+// runForeignWatch passes on to the store's watchers the changes other
+// processes sharing the index (other nodes on etcd) commit to the
+// objects table: a put of a key's current record is OpPut, its delete
+// OpDelete (a rename elsewhere arrives as both), and a gap in what the
+// index could report is OpOverflow for every bucket. The store's own
+// commits are not reported again.
+func (s *Store) runForeignWatch(ctx context.Context) {
+	w := s.idx.(meta.Watcher)
+	err := w.WatchOthers(ctx, meta.Objects, func(key []byte, deleted bool) {
+		if key == nil {
+			s.notify(Event{Op: OpOverflow})
+			return
+		}
+		bucket, k, ok := meta.SplitObjectKey(key)
+		if !ok {
+			return
+		}
+		op := OpPut
+		if deleted {
+			op = OpDelete
+		}
+		s.notify(Event{Op: op, Bucket: bucket, Key: k})
+	})
+	if err != nil && ctx.Err() == nil {
+		s.log.Error().Err(err).Msg("watch of other nodes' changes stopped; the mount may show their writes late")
+	}
 }

@@ -183,3 +183,18 @@ func Has(tx Tx, t Table, key []byte) (bool, error) {
 	v, err := tx.Get(t, key)
 	return v != nil, err
 }
+
+// Watcher is what an Index that several processes share (etcd) offers
+// besides Index: the changes the others commit, so that each process can
+// tell its own watchers (the mount's caches) about writes it did not
+// make.
+type Watcher interface {
+	// WatchOthers calls fn, in commit order, for each key of table that a
+	// transaction of another process (not of this Index) put or deleted,
+	// from the call on, until ctx ends; it returns ctx's error then, or
+	// the error that stopped it. When changes may have been missed (the
+	// watch broke and resumed past history the engine no longer has), fn
+	// is called once with a nil key: forget what was cached. fn runs on
+	// one goroutine and must be quick.
+	WatchOthers(ctx context.Context, table Table, fn func(key []byte, deleted bool)) error
+}

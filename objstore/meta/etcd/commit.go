@@ -38,6 +38,7 @@ func (x *Index) commit(ctx context.Context, t *tx) (bool, error) {
 	if err := x.reachable(ctx); err != nil {
 		return false, err // nothing was sent
 	}
+	x.own.add(id)
 	cmp := clientv3.Compare(clientv3.ModRevision(x.keys.rev), "=", t.mark)
 	// The commit runs to its answer even when the caller gives up: an
 	// abandoned commit would leave its outcome unknown.

@@ -30,6 +30,7 @@ type Index struct {
 	// running again. Taken before mu.
 	writer chan struct{}
 	stats  stats
+	own    ownCommits // ids of this index's recent commits (WatchOthers)
 	// large marks the tables a range request found large, which cursors
 	// then read with streams; noStream is set once the cluster answered
 	// that it has no RangeStream (stream.go). The map is fixed at Open.
