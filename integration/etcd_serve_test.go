@@ -62,8 +62,25 @@ func TestServeOnEtcd(t *testing.T) {
 	t.Setenv("CAIRN_ROOT_USER", s3User)
 	t.Setenv("CAIRN_ROOT_PASSWORD", s3Secret)
 	data := t.TempDir()
-	srv := startServer(t, data, "--meta", meta)
+	srv := startServer(t, data, "--meta", meta, "--node", "n1")
 	srv.waitReady(readyTimeout)
+	// The node is registered, and leads the background jobs.
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		res := runCairn(t, 30*time.Second, "admin", "cluster", "status", "--meta", meta)
+		if res.code != 0 {
+			t.Fatalf("cluster status: exit %d\n%s", res.code, res.stderr)
+		}
+		if strings.Contains(res.stdout, "n1 ") && strings.Contains(res.stdout, "job cleaner: led by n1") &&
+			strings.Contains(res.stdout, "job lifecycle: led by n1") {
+			t.Logf("cluster status:\n%s", res.stdout)
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("cluster status does not show n1 leading the jobs:\n%s", res.stdout)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
 	c := sdkClient(srv, s3User, s3Secret)
 	ctx := callCtx(t)
 	// A second process on the same data directory is refused: with the
@@ -243,7 +260,7 @@ func TestServeOnEtcd(t *testing.T) {
 	for _, m := range cluster.Members {
 		go m.Restart(t)
 	}
-	deadline := time.Now().Add(60 * time.Second)
+	deadline = time.Now().Add(60 * time.Second)
 	for {
 		if _, err := get(one, "small/01"); err == nil {
 			break
@@ -267,5 +284,10 @@ func TestServeOnEtcd(t *testing.T) {
 	res := runCairn(t, 2*time.Minute, "admin", "fsck", "--data", data, "--meta", meta)
 	if res.code != 0 {
 		t.Fatalf("fsck on etcd: exit %d\n%s\n%s", res.code, res.stdout, res.stderr)
+	}
+	// Stopped, the node is no longer registered (its lease was revoked).
+	res = runCairn(t, 30*time.Second, "admin", "cluster", "status", "--meta", meta, "--json")
+	if res.code != 0 || !strings.Contains(res.stdout, `"nodes": []`) {
+		t.Fatalf("cluster status after the node stopped: exit %d\n%s\n%s", res.code, res.stdout, res.stderr)
 	}
 }

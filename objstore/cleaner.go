@@ -150,7 +150,8 @@ func (s *Store) runCleaner(ctx context.Context) {
 func (s *Store) startBackground() {
 	ctx, cancel := context.WithCancel(context.Background())
 	s.stopBG = cancel
-	runs := []func(context.Context){s.runCleaner, s.runHealer, s.runLifecycle, s.runSegCompactor}
+	runs := []func(context.Context){s.lead("cleaner", s.runCleaner), s.runHealer,
+		s.lead("lifecycle", s.runLifecycle), s.lead("segment-compactor", s.runSegCompactor)}
 	if s.opt.ReaderGrace > 0 {
 		runs = append(runs, s.runLeaser)
 	}
@@ -163,5 +164,34 @@ func (s *Store) startBackground() {
 			defer s.bg.Done()
 			run(ctx)
 		}()
+	}
+}
+
+// lead returns run to be run by one process at a time among those that
+// share an index that elects (meta.Elector: etcd), and run itself
+// otherwise: it waits for the lead of job, runs under it, and waits for
+// the lead again when it was lost, until ctx ends.
+func (s *Store) lead(job string, run func(context.Context)) func(context.Context) {
+	el, ok := s.idx.(meta.Elector)
+	if !ok {
+		return run
+	}
+	return func(ctx context.Context) {
+		for ctx.Err() == nil {
+			lctx, release, err := el.Lead(ctx, job)
+			if err != nil {
+				if ctx.Err() == nil {
+					s.log.Warn().Err(err).Str("job", job).Msg("cannot take the lead of a background job; trying again")
+					select {
+					case <-ctx.Done():
+					case <-time.After(time.Second):
+					}
+				}
+				continue
+			}
+			s.log.Info().Str("job", job).Msg("leading a background job")
+			run(lctx)
+			release()
+		}
 	}
 }

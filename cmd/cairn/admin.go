@@ -24,7 +24,10 @@ status shows a running server's drives, health and buckets at a glance
 port and the environment without a server, and says what to fix: exit 0
 when nothing failed, 1 when a check failed.
 
-spark-conf prints the Spark configuration for the server; it calls no server.`
+spark-conf prints the Spark configuration for the server; it calls no server.
+
+cluster status shows the nodes serving a store whose index is on etcd
+(--meta) and which node leads each background job; it reads etcd alone.`
 
 func adminCommand(done func(invocation)) *cobra.Command {
 	c := groupCommand("admin", "Check, repair and manage a store", adminLong)
@@ -37,6 +40,7 @@ func adminCommand(done func(invocation)) *cobra.Command {
 		sparkConfCommand(done),
 		statusCommand(done),
 		doctorCommand(done),
+		clusterCommand(done),
 	)
 	return c
 }

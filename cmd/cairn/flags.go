@@ -44,6 +44,9 @@ type storeFlags struct {
 	// Meta is the index's URL: empty for bbolt in the data directory,
 	// or etcd://HOST:PORT[,HOST:PORT...]/PREFIX[?options].
 	Meta string
+	// Node is the name a node registers under with an etcd index; empty
+	// means the host's name.
+	Node string
 }
 
 func (s *storeFlags) register(fs *pflag.FlagSet) {
@@ -52,6 +55,7 @@ func (s *storeFlags) register(fs *pflag.FlagSet) {
 	fs.StringArrayVar(&s.Drive, "drive", nil, "explicit drive `path`; repeat once per drive (instead of --drives)")
 	fs.IntVar(&s.Parity, "parity", -1, "parity shards per block (-1: the default for the drive count)")
 	fs.StringVar(&s.Meta, "meta", "", "the index: empty for bbolt in the data directory, or `etcd://HOST:2379[,HOST:2379...]/PREFIX[?options]` (docs/operations/cluster.md)")
+	fs.StringVar(&s.Node, "node", "", "with --meta: the `name` this node registers under and leads background jobs as (default: the host's name)")
 }
 
 // check validates what can be judged without touching the disk.

@@ -30,6 +30,8 @@ func (s storeFlags) withMeta(ctx context.Context, opt objstore.Options) (_ objst
 	if err != nil {
 		return opt, nil, fmt.Errorf("--meta: %w", err)
 	}
+	cfg.Node = nodeName(s.Node)
+	cfg.Log = opt.Logger.With().Str("component", "etcd").Logger()
 	// bbolt's file lock keeps a second process off a data directory;
 	// with the index elsewhere, a lock file does (its sweep would take
 	// the first one's uncommitted shards for orphans). Held until the

@@ -73,6 +73,8 @@ func dispatch(ctx context.Context, inv invocation, d deps) error {
 		return runUser(ctx, o, d)
 	case statusOptions:
 		return runStatus(ctx, o, d)
+	case clusterStatusOptions:
+		return runClusterStatus(ctx, o, d)
 	case doctorOptions:
 		return runDoctor(ctx, o, d)
 	case tokenKeyOptions:

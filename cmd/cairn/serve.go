@@ -194,6 +194,9 @@ func runServe(ctx context.Context, o serveOptions, d deps) (err error) {
 		}
 	}()
 
+	if err := registerNode(ctx, st, sopt, o); err != nil {
+		return err
+	}
 	parts, err := openCatalog(ctx, st, s3Endpoint(o.Address), logger)
 	if err != nil {
 		return err

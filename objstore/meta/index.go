@@ -198,3 +198,14 @@ type Watcher interface {
 	// one goroutine and must be quick.
 	WatchOthers(ctx context.Context, table Table, fn func(key []byte, deleted bool)) error
 }
+
+// Elector is what an Index that several processes share (etcd) offers
+// for the background jobs exactly one of them should run (the cleaner,
+// lifecycle, the segment compactor).
+type Elector interface {
+	// Lead blocks until this process leads job, or ctx ends. It returns
+	// a context that ends when the lead is lost (the process was cut off
+	// from the others long enough for one of them to take over) and the
+	// function that gives the lead up; the job runs under that context.
+	Lead(ctx context.Context, job string) (context.Context, func(), error)
+}

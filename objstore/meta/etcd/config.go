@@ -20,6 +20,7 @@ const (
 	DefaultMaxRequestBytes = 3 * 1024 * 1024 / 2 // etcd --max-request-bytes, 1.5 MiB
 	DefaultMaxAttempts     = 10
 	DefaultPageSize        = 256
+	DefaultSessionTTL      = 10 * time.Second
 )
 
 // Config says how to reach the cluster and where the store's keys live.
@@ -61,6 +62,14 @@ type Config struct {
 	// PageSize is the most keys a cursor fetches in one request (pages
 	// start smaller and grow). Zero means DefaultPageSize.
 	PageSize int
+	// SessionTTL is how long a node's registration and its leaderships
+	// of background jobs outlast the process's last word to the cluster
+	// (cluster.go); whole seconds, at least 2. Zero means
+	// DefaultSessionTTL.
+	SessionTTL time.Duration
+	// Node names this process in job leaderships; empty means
+	// hostname/pid.
+	Node string
 	// Log receives the index's own messages (retries, unknown
 	// outcomes); the zero Logger discards them.
 	Log zerolog.Logger
@@ -116,6 +125,9 @@ func (c Config) withDefaults() Config {
 	if c.PageSize == 0 {
 		c.PageSize = DefaultPageSize
 	}
+	if c.SessionTTL == 0 {
+		c.SessionTTL = DefaultSessionTTL
+	}
 	if c.Prefix != "" && !strings.HasSuffix(c.Prefix, "/") {
 		c.Prefix += "/"
 	}
@@ -124,6 +136,9 @@ func (c Config) withDefaults() Config {
 
 // Validate reports what is wrong with c (after defaults).
 func (c Config) Validate() error {
+	if c.SessionTTL != 0 && (c.SessionTTL < 2*time.Second || c.SessionTTL%time.Second != 0) {
+		return fmt.Errorf("etcd: session ttl %v: want whole seconds, at least 2s", c.SessionTTL)
+	}
 	c = c.withDefaults()
 	switch {
 	case len(c.Endpoints) == 0:

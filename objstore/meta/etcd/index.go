@@ -30,7 +30,9 @@ type Index struct {
 	// running again. Taken before mu.
 	writer chan struct{}
 	stats  stats
-	own    ownCommits // ids of this index's recent commits (WatchOthers)
+	own    ownCommits    // ids of this index's recent commits (WatchOthers)
+	sess   sessions      // the lease of Register and Lead (cluster.go)
+	done   chan struct{} // closed by Close
 	// large marks the tables a range request found large, which cursors
 	// then read with streams; noStream is set once the cluster answered
 	// that it has no RangeStream (stream.go). The map is fixed at Open.
@@ -83,7 +85,7 @@ func Open(ctx context.Context, cfg Config) (*Index, error) {
 		return nil, wrap(ctx, "connect", err)
 	}
 	x := &Index{cfg: cfg, cli: cli, keys: newKeys(cfg.Prefix), limits: cfg.Limits, writer: make(chan struct{}, 1),
-		large: map[meta.Table]*atomic.Bool{}}
+		large: map[meta.Table]*atomic.Bool{}, done: make(chan struct{})}
 	for _, t := range meta.AllTables {
 		x.large[t] = new(atomic.Bool)
 	}
@@ -216,6 +218,8 @@ func (x *Index) Close() error {
 	if n > 0 {
 		<-x.idle
 	}
+	close(x.done)
+	x.closeSession()
 	if err := x.cli.Close(); err != nil && !errors.Is(err, context.Canceled) {
 		return fmt.Errorf("etcd: close: %w", err)
 	}
