@@ -54,7 +54,7 @@ func (s *storeFlags) register(fs *pflag.FlagSet) {
 	fs.IntVar(&s.Drives, "drives", 0, "number of drives under DIR/drives (0: as recorded, or 4 for a new directory)")
 	fs.StringArrayVar(&s.Drive, "drive", nil, "explicit drive `path`; repeat once per drive (instead of --drives)")
 	fs.IntVar(&s.Parity, "parity", -1, "parity shards per block (-1: the default for the drive count)")
-	fs.StringVar(&s.Meta, "meta", "", "the index: empty for bbolt in the data directory, or `etcd://HOST:2379[,HOST:2379...]/PREFIX[?options]` (docs/operations/cluster.md)")
+	fs.StringVar(&s.Meta, "meta", "", "the index: empty for bbolt in the data directory, or an etcd cluster as `etcd://HOST:2379[,HOST:2379...]/PREFIX` (docs/operations/cluster.md)")
 	fs.StringVar(&s.Node, "node", "", "with --meta: the `name` this node registers under and leads background jobs as (default: the host's name)")
 }
 
