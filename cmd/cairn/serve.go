@@ -18,6 +18,7 @@ import (
 	"github.com/cairnstore/cairn/frontends/control/catalogctl"
 	"github.com/cairnstore/cairn/frontends/s3"
 	"github.com/cairnstore/cairn/frontends/s3/iam"
+	"github.com/cairnstore/cairn/objstore/meta/etcd"
 )
 
 const (
@@ -217,6 +218,7 @@ func runServe(ctx context.Context, o serveOptions, d deps) (err error) {
 	}
 
 	mx := newServerMetrics() // storemetrics.go: the mount's requests and the store's health
+	mx.etcd, _ = sopt.Index.(*etcd.Index)
 	if o.Mount != "" {
 		tree := control.StoreTree(st).Add("catalog", catalogctl.Tree(parts.controls()))
 		m, err := startMount(ctx, st, sopt.Dir, o.Mount, o.MountOpt, tree, logger, mx.mountOption())

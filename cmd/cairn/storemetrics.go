@@ -14,6 +14,7 @@ import (
 	cairnfs "github.com/cairnstore/cairn/fs"
 	"github.com/cairnstore/cairn/objstore"
 	"github.com/cairnstore/cairn/objstore/blockcache"
+	"github.com/cairnstore/cairn/objstore/meta/etcd"
 )
 
 // healthTTL is how long a scrape reuses the drives' state and the store's
@@ -28,6 +29,9 @@ const healthTTL = 5 * time.Second
 type serverMetrics struct {
 	started time.Time
 	ops     *mountOps
+	// etcd is the store's index when it is on etcd, whose counters are
+	// exported too; nil on bbolt.
+	etcd *etcd.Index
 }
 
 func newServerMetrics() *serverMetrics {
@@ -43,6 +47,9 @@ func (mx *serverMetrics) mountOption() func(*cairnfs.Options) {
 // read cache, the store, the catalog (parts may be nil) and the mount.
 func (mx *serverMetrics) register(reg prometheus.Registerer, st *objstore.Store, parts *catalogParts) error {
 	if err := registerCacheMetrics(reg, st); err != nil {
+		return err
+	}
+	if err := registerIndexMetrics(reg, mx.etcd); err != nil {
 		return err
 	}
 	cs := []prometheus.Collector{
@@ -271,6 +278,27 @@ func registerCacheMetrics(reg prometheus.Registerer, st *objstore.Store) error {
 			stat(func(s blockcache.Stats) float64 { return float64(s.Slots) * float64(s.SlotSize) })),
 	}
 	for _, c := range cs {
+		if err := reg.Register(c); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// registerIndexMetrics exports the counters of an etcd index (nothing for
+// bbolt's, idx nil).
+func registerIndexMetrics(reg prometheus.Registerer, idx *etcd.Index) error {
+	if idx == nil {
+		return nil
+	}
+	for _, c := range []prometheus.Collector{
+		prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "cairn_index_etcd_commits_total", Help: "Index transactions committed to etcd."},
+			func() float64 { return float64(idx.Stats().Commits) }),
+		prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "cairn_index_etcd_conflicts_total", Help: "Index transactions run again because another writer of the store committed first."},
+			func() float64 { return float64(idx.Stats().Conflicts) }),
+		prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "cairn_index_etcd_unknown_outcomes_total", Help: "Index commits whose outcome could not be learnt before etcd became unreachable (their data is kept)."},
+			func() float64 { return float64(idx.Stats().Unknown) }),
+	} {
 		if err := reg.Register(c); err != nil {
 			return err
 		}
