@@ -15,6 +15,7 @@ import (
 
 	"github.com/cairnstore/cairn/objstore/drive"
 	"github.com/cairnstore/cairn/objstore/drive/faultdrive"
+	"github.com/cairnstore/cairn/objstore/meta"
 )
 
 // TestPowerLoss runs a store over fault-injecting drives, cuts the power
@@ -27,14 +28,23 @@ import (
 // show an unacknowledged write whole or not at all, and have nothing fsck
 // calls lost or dangling; heal then leaves fsck clean. Each round starts
 // from what the previous one left, with another crash point.
-func TestPowerLoss(t *testing.T) {
+func TestPowerLoss(t *testing.T) { powerLoss(t, 0) }
+
+// TestPowerLossChunked is TestPowerLoss with chunks of two segments, so
+// that the patches, copies and appends of the workload make chunked
+// versions (chunks.go) and the crashes cut their commits.
+func TestPowerLossChunked(t *testing.T) { powerLoss(t, 2) }
+
+// powerLoss runs the power-loss rounds on a store whose chunks hold
+// chunkSegments segments (zero: the default).
+func powerLoss(t *testing.T, chunkSegments int) {
 	rounds := 4
 	if testing.Short() {
 		rounds = 2
 	}
 	dir := t.TempDir()
 	base := Options{Dir: dir, DriveCount: 4, Parity: 2, BlockSize: 64 << 10, MinPartSize: 1,
-		PackSegmentSize: 512 << 10, CleanerInterval: 20 * time.Millisecond}
+		PackSegmentSize: 512 << 10, CleanerInterval: 20 * time.Millisecond, ChunkSegments: chunkSegments}
 	model := newPowerModel()
 	for round := range rounds {
 		t.Run(fmt.Sprintf("round%d", round), func(t *testing.T) {
@@ -44,6 +54,16 @@ func TestPowerLoss(t *testing.T) {
 		if t.Failed() {
 			return
 		}
+	}
+	if chunkSegments > 0 {
+		chunks := 0
+		err := withBolt(t, base).Index.View(context.Background(), func(tx meta.Tx) error {
+			return meta.Scan(tx, meta.Chunks, nil, func(_, _ []byte) error { chunks++; return nil })
+		})
+		if err != nil || chunks == 0 {
+			t.Fatalf("%d chunk records after the rounds (%v): the workload made no chunked version", chunks, err)
+		}
+		t.Logf("%d chunk records after the rounds", chunks)
 	}
 }
 
