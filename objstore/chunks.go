@@ -20,8 +20,10 @@ import (
 // defaultChunkSegments is Options.ChunkSegments' default.
 const defaultChunkSegments = 64
 
-// maxChunks bounds a version's chunk list: past it a patch rewrites the
-// crowded windows of the file as it does for a flat list.
+// maxChunks bounds a version's chunk list: a patch whose list would pass
+// it cuts the whole list into full chunks again (chunks that shrank are
+// not merged as patches go; the segment compactor's rewrite re-cuts them
+// too).
 const maxChunks = 1 << 16
 
 // loadChunk reads chunk id's segments.

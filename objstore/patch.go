@@ -135,9 +135,15 @@ func (s *Store) PatchFuncAsync(ctx context.Context, bucket, key string, src func
 func (s *Store) patch(ctx context.Context, bucket, key string, p Patch, opt PutOptions, res **patchPlan) (ObjectInfo, error) {
 	fills := p.fills()
 	pl := s.planPatch(p, fills)
-	if (s.chunkMax == 0 && pl.segments() > s.opt.MaxSegments) || len(pl.runs) > maxChunks {
-		// The hard bound: the crowded windows are rewritten with the
-		// changes (read from the base), down to half the bound.
+	if len(pl.runs) > maxChunks {
+		// Chunks that shrank are not merged as they go: cut the whole
+		// list into full chunks again (O(list), rare).
+		pl = s.planList(p.Base, p.segments("", fills))
+	}
+	if s.chunkMax == 0 && pl.segments() > s.opt.MaxSegments {
+		// The hard bound of flat lists: the crowded windows are
+		// rewritten with the changes (read from the base), down to half
+		// the bound.
 		segs := p.segments("", fills)
 		fills = unionRanges(fills, planSegmentCompaction(segs, p.Size, segWindow, s.opt.MaxSegments/2, 0))
 		pl = s.planPatch(p, fills)
