@@ -22,7 +22,8 @@
 //
 // The package knows nothing of the shard format (objstore/erasure) or the
 // index (objstore/meta). It must not import other Cairn packages; its
-// subpackages faultdrive and drivetest import it alone.
+// subpackages faultdrive, drivetest and peer (drives served to and
+// reached on other nodes over HTTP) import it alone.
 //
 // Durability: writes do not fsync. Callers make a batch of writes durable
 // with one flush: Dir.Sync is syncfs(2) on the drive's filesystem, so that
