@@ -1,5 +1,7 @@
 // Package etcd is a meta.Index on an etcd cluster (v3 API), so that the
-// store's index is replicated and several nodes can share it. cmd/ opens
+// store's index is replicated and several nodes can share it, with what
+// sharing needs: a watch of the others' changes, node registration and
+// the election of background jobs. cmd/ opens
 // it for `cairn serve --meta etcd://host:2379,host:2379/prefix` (ParseURL
 // reads that form); bbolt stays the embedded default. It passes the
 // meta/indextest suite on one member and on three.
@@ -17,6 +19,9 @@
 //	P rev              the commit marker: the id of the last transaction that wrote
 //	P seq              NextSeq's counter, in decimal
 //	P t/<table>/<key>  a table's key, byte for byte; the value likewise
+//	P nodes/<name>     a registered node (cluster.go), under its session's lease
+//	P jobs/<job>/...   the candidates for a background job's lead (etcd's
+//	                   election recipe), under their sessions' leases
 //
 // A table is the range [P t/<table>/, P t/<table>0); keys within it sort
 // as the store's keys do.
@@ -93,10 +98,23 @@
 // snapshot revision compacted away under a long View fails it; under an
 // Update it is a conflict.
 //
+// # Other nodes
+//
+// The index also serves the processes that share a prefix (meta.Watcher,
+// meta.Elector): WatchOthers (watch.go) watches the prefix and reports a
+// table's changes of every transaction whose marker value is not one of
+// this index's own commit ids (noted before each commit is sent);
+// Register and Lead (cluster.go) hold a node's registration and its
+// leads of background jobs on one session lease (Config.SessionTTL), so
+// that they end when the process dies or is cut off for longer, and Close
+// revokes it. A lost session is made again, and Register's node
+// registered again on it.
+//
 // # Concurrency
 //
 // Index is safe for concurrent use; a Tx is used by one goroutine. Lock
 // order: the writer token, then Index.mu (which guards closed and the
-// count of calls in flight; Close waits for those, then closes the
-// client). No package-level mutable state.
+// count of calls in flight; Close waits for those, closes done, revokes
+// the session, then closes the client). sessions.mu and ownCommits.mu
+// are leaves. No package-level mutable state.
 package etcd
