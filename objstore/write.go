@@ -77,6 +77,13 @@ func (d *newData) segment() meta.Segment {
 // nothing reads. On error no shard file is left behind (best effort; the
 // start-up sweep catches the rest).
 func (s *Store) writeData(ctx context.Context, bucket, key string, body io.Reader, size int64, wantMD5 []byte, etagGiven bool) (*newData, []byte, error) {
+	return s.writeDataPacking(ctx, bucket, key, body, size, wantMD5, etagGiven, s.opt.PackMaxSize)
+}
+
+// writeDataPacking is writeData where data of at most packMax bytes
+// goes to the pack segments (Options.PackMaxSize for writeData; packing
+// off stays off).
+func (s *Store) writeDataPacking(ctx context.Context, bucket, key string, body io.Reader, size int64, wantMD5 []byte, etagGiven bool, packMax int64) (*newData, []byte, error) {
 	var h hash.Hash
 	if !etagGiven || wantMD5 != nil {
 		var release func()
@@ -86,7 +93,7 @@ func (s *Store) writeData(ctx context.Context, bucket, key string, body io.Reade
 	if size == 0 {
 		return nil, sumOf(h), checkDigest(h, wantMD5)
 	}
-	if size > 0 && size <= s.opt.PackMaxSize {
+	if size > 0 && size <= packMax && s.opt.PackMaxSize > 0 {
 		return s.writePacked(ctx, bucket, key, body, size, h, wantMD5)
 	}
 	k, m, bs := s.geometry()
