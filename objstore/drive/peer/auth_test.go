@@ -119,34 +119,7 @@ func TestAuthClient(t *testing.T) {
 	}
 	for _, d := range []*Drive{wrong, skewed} {
 		ctx := t.Context()
-		calls := []struct {
-			name string
-			fn   func() error
-		}{
-			{"Open", func() error { _, err := d.Open(ctx, "0a00"); return err }},
-			{"Remove", func() error { return d.Remove(ctx, "0a00") }},
-			{"Walk", func() error { return d.Walk(ctx, func(string) error { return nil }) }},
-			{"Packs", func() error { _, err := d.Packs(ctx); return err }},
-			{"OpenPack", func() error { _, err := d.OpenPack(ctx, 1, true); return err }},
-			{"Sync", func() error { return d.Sync(ctx) }},
-			{"SyncFiles", func() error { return d.SyncFiles(ctx, []string{"0a00"}) }},
-			{"Create", func() error {
-				w, err := d.Create(ctx, "0a00")
-				if err != nil {
-					return err
-				}
-				_, werr := w.WriteAt(bytes.Repeat([]byte("z"), 1<<20), 0)
-				return errors.Join(werr, w.Close())
-			}},
-			{"Stage", func() error {
-				st, err := d.Stage(ctx, "0a00")
-				if err != nil {
-					return err
-				}
-				_, werr := st.WriteAt([]byte("z"), 0)
-				return errors.Join(werr, st.Commit())
-			}},
-		}
+		calls := driveCalls(ctx, d)
 		for _, c := range calls {
 			if err := c.fn(); !errors.Is(err, ErrAuth) {
 				t.Errorf("%s %s: %v, want ErrAuth", d, c.name, err)
