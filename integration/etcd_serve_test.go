@@ -2,7 +2,6 @@ package integration
 
 import (
 	"bytes"
-	"context"
 	"fmt"
 	"io"
 	"math/rand/v2"
@@ -28,24 +27,10 @@ func etcdURL(c *etcdtest.Cluster, prefix string, query string) string {
 	return u
 }
 
-// noRetry is an S3 client of s that makes one attempt per call, so that a
-// refusal shows as it is.
+// noRetry is sdkClient's client of s as root, making one attempt per
+// call, so that a refusal shows as it is.
 func noRetry(s *server) *s3.Client {
-	return s3.New(s3.Options{
-		Region:           s3Region,
-		BaseEndpoint:     aws.String(s.url("")),
-		UsePathStyle:     true,
-		Credentials:      aws.NewCredentialsCache(staticCreds(s3User, s3Secret)),
-		HTTPClient:       sdkHTTPClient(),
-		RetryMaxAttempts: 1,
-	})
-}
-
-// staticCreds is a credentials provider of one key pair.
-func staticCreds(key, secret string) aws.CredentialsProviderFunc {
-	return func(context.Context) (aws.Credentials, error) {
-		return aws.Credentials{AccessKeyID: key, SecretAccessKey: secret, Source: "test"}, nil
-	}
+	return s3.New(sdkClient(s, s3User, s3Secret).Options(), func(o *s3.Options) { o.RetryMaxAttempts = 1 })
 }
 
 // TestServeOnEtcd runs `cairn serve --meta etcd://...` on a three-member

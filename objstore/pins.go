@@ -1,11 +1,15 @@
 package objstore
 
-import "github.com/cairnstore/cairn/objstore/meta"
+import (
+	"iter"
 
-// pin marks the data objects of datas, and the pack segments holding
-// them, as in use by a reader. Call with pinGate held for reading, in the
-// same critical section as the lookup.
-func (s *Store) pin(datas map[string]meta.Data) {
+	"github.com/cairnstore/cairn/objstore/meta"
+)
+
+// pin marks the data objects of datas (id and record), and the pack
+// segments holding them, as in use by a reader. Call with pinGate held
+// for reading, in the same critical section as the lookup.
+func (s *Store) pin(datas iter.Seq2[string, meta.Data]) {
 	s.pinMu.Lock()
 	defer s.pinMu.Unlock()
 	for id, d := range datas {
@@ -17,7 +21,7 @@ func (s *Store) pin(datas map[string]meta.Data) {
 }
 
 // unpin undoes pin.
-func (s *Store) unpin(datas map[string]meta.Data) {
+func (s *Store) unpin(datas iter.Seq2[string, meta.Data]) {
 	s.pinMu.Lock()
 	freed := false
 	for id, d := range datas {

@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"iter"
+	"maps"
 	"os"
 	"sort"
 	"sync"
@@ -184,7 +186,7 @@ func (s *Store) Open(ctx context.Context, bucket, key string, opt GetOptions) (*
 		return loadRunData(tx, runs, datas)
 	})
 	if err == nil {
-		s.pin(datas)
+		s.pin(maps.All(datas))
 	}
 	s.pinGate.RUnlock()
 	if err != nil {
@@ -242,7 +244,7 @@ func (s *Store) newObjectReader(ctx context.Context, info ObjectInfo, runs []*se
 			for _, dr := range r.datas {
 				dr.close()
 			}
-			s.unpin(datas)
+			s.unpin(maps.All(datas))
 			return nil, err
 		}
 		r.datas[id] = dr
@@ -260,13 +262,16 @@ func (r *ObjectReader) setRuns(runs []*segRun) {
 	}
 }
 
-// pinned is the data records of the reader's pinned data.
-func (r *ObjectReader) pinned() map[string]meta.Data {
-	m := make(map[string]meta.Data, len(r.datas))
-	for id, d := range r.datas {
-		m[id] = d.rec
+// pinned yields the reader's pinned data, id and record (no copy: Close
+// runs on every GET).
+func (r *ObjectReader) pinned() iter.Seq2[string, meta.Data] {
+	return func(yield func(string, meta.Data) bool) {
+		for id, d := range r.datas {
+			if !yield(id, d.rec) {
+				return
+			}
+		}
 	}
-	return m
 }
 
 // locate finds the segment holding object offset off (below the size):

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
 
 	"github.com/cairnstore/cairn/objstore/meta"
 )
@@ -70,7 +72,7 @@ func (s *Store) Rebase(ctx context.Context, r *ObjectReader, pend *Pending) (*Ob
 		return nil
 	})
 	if err == nil {
-		s.pin(datas)
+		s.pin(maps.All(datas))
 	}
 	s.pinGate.RUnlock()
 	if err != nil {
@@ -83,7 +85,7 @@ func (s *Store) Rebase(ctx context.Context, r *ObjectReader, pend *Pending) (*Ob
 			for _, dr := range fresh {
 				dr.close()
 			}
-			s.unpin(datas)
+			s.unpin(maps.All(datas))
 			return nil, err
 		}
 		fresh[id] = dr
@@ -134,13 +136,5 @@ func sameList(v *meta.Version, runs []*segRun) bool {
 	if len(v.Chunks) > 0 {
 		return sameRuns(v.Chunks, runs)
 	}
-	if len(runs) != 1 || runs[0].ref.ID != 0 || len(runs[0].segs) != len(v.Segments) {
-		return false
-	}
-	for i, sg := range v.Segments {
-		if runs[0].segs[i] != sg {
-			return false
-		}
-	}
-	return true
+	return len(runs) == 1 && runs[0].ref.ID == 0 && slices.Equal(runs[0].segs, v.Segments)
 }

@@ -42,6 +42,9 @@ type segNote struct {
 	current                bool
 }
 
+// keyID names n's key in segQueue.noted.
+func (n segNote) keyID() string { return n.bucket + "\x00" + n.key }
+
 // segCount is a version's segment count, noted after its commit
 // (noteSegments).
 type segCount struct {
@@ -69,7 +72,7 @@ func newSegQueue() segQueue {
 func (q *segQueue) add(n segNote) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
-	q.noted[n.bucket+"\x00"+n.key] = time.Now()
+	q.noted[n.keyID()] = time.Now()
 	q.queueLocked(n)
 }
 
@@ -85,7 +88,7 @@ func (q *segQueue) requeue(n segNote) {
 func (q *segQueue) quiet(n segNote, d time.Duration) bool {
 	q.mu.Lock()
 	defer q.mu.Unlock()
-	k := n.bucket + "\x00" + n.key
+	k := n.keyID()
 	if t, ok := q.noted[k]; ok && time.Since(t) < d {
 		return false
 	}

@@ -76,16 +76,7 @@ func TestAuthRefused(t *testing.T) {
 	}
 
 	// The drive is as it was: the shard whole, nothing else.
-	r, err := f.dir.Open(t.Context(), "0a00")
-	if err != nil {
-		t.Fatal(err)
-	}
-	b := make([]byte, 16)
-	n, _ := r.ReadAt(b, 0)
-	_ = r.Close()
-	if string(b[:n]) != "kept" {
-		t.Errorf("shard holds %q", b[:n])
-	}
+	wantKept(t, f)
 	var names []string
 	_ = f.dir.Walk(t.Context(), func(n string) error { names = append(names, n); return nil })
 	if !slices.Equal(names, []string{"0a00"}) {
@@ -128,16 +119,7 @@ func TestAuthClient(t *testing.T) {
 			}
 		}
 	}
-	r, err := f.dir.Open(t.Context(), "0a00")
-	if err != nil {
-		t.Fatal(err)
-	}
-	b := make([]byte, 16)
-	n, _ := r.ReadAt(b, 0)
-	_ = r.Close()
-	if string(b[:n]) != "kept" {
-		t.Errorf("shard holds %q", b[:n])
-	}
+	wantKept(t, f)
 	if segs, _ := f.dir.Packs(t.Context()); len(segs) != 0 {
 		t.Errorf("packs %v, want none", segs)
 	}
@@ -177,5 +159,20 @@ func TestVerify(t *testing.T) {
 				t.Errorf("verify = %v, want %v", got, tt.want)
 			}
 		})
+	}
+}
+
+// wantKept fails unless the fixture's shard 0a00 still holds "kept".
+func wantKept(t *testing.T, f *fixture) {
+	t.Helper()
+	r, err := f.dir.Open(t.Context(), "0a00")
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := make([]byte, 16)
+	n, _ := r.ReadAt(b, 0)
+	_ = r.Close()
+	if string(b[:n]) != "kept" {
+		t.Errorf("shard holds %q", b[:n])
 	}
 }
