@@ -115,11 +115,32 @@ func (s *Store) clean(ctx context.Context, tidy bool) (int, error) {
 	return len(ids), s.maybeTidy(ctx, tidy)
 }
 
+// maybeTidy tidies the pack segments after a cleaner pass when tidy, for
+// a single writer; with several, each tidies its own (runPackTidy).
 func (s *Store) maybeTidy(ctx context.Context, tidy bool) error {
-	if !tidy {
+	if !tidy || s.opt.WriterID != 0 {
 		return nil
 	}
 	return s.tidyPacks(ctx)
+}
+
+// runPackTidy compacts and removes this writer's pack segments every
+// cleaner interval, when several writers share the store: the cleaner
+// runs on one of them, and a writer's active segment is known to it
+// alone.
+func (s *Store) runPackTidy(ctx context.Context) {
+	t := time.NewTicker(s.opt.CleanerInterval)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		if err := s.tidyPacks(ctx); err != nil && ctx.Err() == nil {
+			s.log.Error().Err(err).Msg("pack segment upkeep")
+		}
+	}
 }
 
 func (s *Store) runCleaner(ctx context.Context) {
@@ -154,6 +175,12 @@ func (s *Store) startBackground() {
 		s.lead("lifecycle", s.runLifecycle), s.lead("segment-compactor", s.runSegCompactor)}
 	if s.opt.ReaderGrace > 0 {
 		runs = append(runs, s.runLeaser)
+	}
+	if s.opt.WriterID != 0 {
+		runs = append(runs, s.runPackTidy)
+	}
+	if s.opt.HealProbe > 0 {
+		runs = append(runs, s.lead("heal", s.runHealScan))
 	}
 	if _, ok := s.idx.(meta.Watcher); ok {
 		runs = append(runs, s.runForeignWatch)

@@ -55,7 +55,7 @@ func (s *Store) compactPacks(ctx context.Context) error {
 			if err := meta.Decode(v, &p); err != nil {
 				return err
 			}
-			if seg == active || p.Live <= 0 || float64(p.Live) >= compactBelow*float64(p.End) {
+			if seg == active || !s.ownsSeg(seg) || p.Live <= 0 || float64(p.Live) >= compactBelow*float64(p.End) {
 				return nil
 			}
 			return meta.Scan(tx, meta.PackData, meta.PackKey(seg), func(dk, _ []byte) error {

@@ -131,6 +131,9 @@ func (s *Store) sweep(ctx context.Context) error {
 	return err
 }
 
+// sweepCount removes this writer's shard files that the index does not
+// know and returns how many. With several writers, a drive that cannot be
+// reached is passed over with a warning, as in initPacks.
 func (s *Store) sweepCount(ctx context.Context) (int64, error) {
 	var removed int64
 	for _, d := range s.drives {
@@ -138,8 +141,8 @@ func (s *Store) sweepCount(ctx context.Context) (int64, error) {
 		err := s.idx.View(ctx, func(tx meta.Tx) error {
 			return d.Walk(ctx, func(name string) error {
 				id, err := erasure.ParseDataID(name)
-				if err != nil {
-					return nil // not a shard name: leave it for an operator
+				if err != nil || !s.ownsData(id) {
+					return nil // not a shard name (left for an operator), or another writer's
 				}
 				known, err := dataKnown(tx, meta.DataKey(id))
 				if err == nil && !known {
@@ -148,6 +151,10 @@ func (s *Store) sweepCount(ctx context.Context) (int64, error) {
 				return err
 			})
 		})
+		if err != nil && s.opt.WriterID != 0 && ctx.Err() == nil {
+			s.log.Warn().Err(err).Str("drive", d.String()).Msg("cannot sweep orphan shards; passing over the drive")
+			continue
+		}
 		if err != nil {
 			return removed, fmt.Errorf("sweep drive %d: %w", d.Index(), err)
 		}

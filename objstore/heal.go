@@ -32,33 +32,9 @@ func Heal(ctx context.Context, opt Options, progress func(Progress)) (HealReport
 		return HealReport{}, err
 	}
 	defer func() { _ = s.Close() }()
-	var rep HealReport
-	datas, err := s.allData(ctx)
+	rep, err := s.healAll(ctx, progress)
 	if err != nil {
 		return rep, err
-	}
-	for i, d := range datas {
-		if progress != nil {
-			progress(Progress{Phase: "heal", Done: int64(i), Total: int64(len(datas))})
-		}
-		if d.garbage {
-			continue
-		}
-		healed, err := s.healData(ctx, d.id, d.rec)
-		for _, idx := range healed {
-			rep.Healed = append(rep.Healed, s.shardRef(d.id, idx, d.rec))
-		}
-		if errors.Is(err, ErrDataCorrupt) {
-			ref := s.shardRef(d.id, -1, d.rec)
-			rep.Unrecoverable = append(rep.Unrecoverable, ref)
-			continue
-		}
-		if err != nil {
-			return rep, err
-		}
-	}
-	if progress != nil {
-		progress(Progress{Phase: "heal", Done: int64(len(datas)), Total: int64(len(datas))})
 	}
 	packs, err := s.initPacks(ctx, true)
 	if err != nil {

@@ -36,11 +36,10 @@ import (
 // leaseEvery plus an index commit plus the clock skew between the
 // processes. Reads shorter than leaseEvery never write to the index.
 //
-// This protects readers, not writers: two processes writing through one
-// index would each take the next pack segment number they saw at Open,
-// each sweep the other's uncommitted shards at Open, and each treat only
-// its own active segment as in use. Until those are shared through the
-// index too, the processes sharing one may be one writer and readers. With
+// This protects readers. Writers that share an index are told apart by
+// Options.WriterID (writers.go): each takes its own pack segments and
+// sweeps and compacts only its own.
+// With
 // ReaderGrace zero (an index only this process opens, as bbolt's file lock
 // ensures) neither rule applies and pins alone decide, freeing garbage at
 // once.

@@ -93,11 +93,21 @@ type Options struct {
 	// index, within ReaderGrace/4 (see lease.go). Zero, for an index only
 	// this process opens (bbolt's file lock ensures it), frees garbage as
 	// soon as no reader of this process pins it. The grace and the leases
-	// protect readers only: the processes sharing an index may be one
-	// writer and any number of readers; several writing processes need
-	// pack segments and sweeps that know of each other, which they do not
-	// yet.
+	// protect readers only; writers are told apart by WriterID.
 	ReaderGrace time.Duration
+	// WriterID tells this process's writes from those of the others that
+	// share its index and drives (the nodes of a cluster), each of which
+	// must have its own, nonzero: its data ids and pack segment numbers
+	// carry it, and it sweeps and compacts only its own (writers.go).
+	// Zero, the default, is the sole writer of its store.
+	WriterID uint16
+	// HealProbe, when positive, is how often one process among those
+	// sharing the index (the "heal" job's leader) probes every drive; once
+	// a drive that could not be reached answers again, it heals the whole
+	// store online (healscan.go). Zero leaves healing to the reads that
+	// find a shard missing and to the offline Heal: a store whose drives
+	// are all local disks of this host.
+	HealProbe time.Duration
 	// ReadCacheSize is the memory, in bytes, that keeps decoded blocks of
 	// large objects read more than once (objstore/blockcache), so that hot
 	// reads skip the shards; zero turns the cache off.
@@ -201,7 +211,7 @@ func (o Options) Validate() error {
 	if o.SegmentCompactMin < 0 || o.SegmentCompactMin > MaxSegments {
 		return fmt.Errorf("%w: segment compaction threshold %d: between 1 and %d (0 for %d)", ErrInvalidArgument, o.SegmentCompactMin, MaxSegments, defaultSegmentCompactMin)
 	}
-	if o.CleanerInterval < 0 || o.LifecycleInterval < 0 || o.LifecycleDay < 0 || o.ReaderGrace < 0 || o.SegmentCompactDelay < 0 {
+	if o.CleanerInterval < 0 || o.LifecycleInterval < 0 || o.LifecycleDay < 0 || o.ReaderGrace < 0 || o.SegmentCompactDelay < 0 || o.HealProbe < 0 {
 		return fmt.Errorf("%w: negative interval", ErrInvalidArgument)
 	}
 	return nil

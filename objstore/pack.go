@@ -141,16 +141,22 @@ func (s *Store) syncPacks(ctx context.Context, segs map[uint64]bool) map[uint64]
 	return out
 }
 
-// initPacks picks the next segment id (above every segment on disk or in
-// the index) and removes segment files the index does not know: written
-// before a crash, never committed.
+// initPacks picks the next segment id (above every segment of this
+// writer on disk or in the index) and removes this writer's segment files
+// the index does not know: written before a crash, never committed. With
+// several writers, a drive that cannot be reached is passed over with a
+// warning (its orphans wait for the next Open); a single writer's drives
+// are all its own, and one that fails fails the call.
 func (s *Store) initPacks(ctx context.Context, remove bool) (orphans []ShardRef, err error) {
 	known := map[uint64]bool{}
+	next := s.firstSeg(time.Now())
 	err = s.idx.View(ctx, func(tx meta.Tx) error {
 		return meta.Scan(tx, meta.Packs, nil, func(k, _ []byte) error {
 			if seg, ok := meta.ParsePackKey(k); ok {
 				known[seg] = true
-				s.packs.next = max(s.packs.next, seg+1)
+				if s.ownsSeg(seg) {
+					next = max(next, seg+1)
+				}
 			}
 			return nil
 		})
@@ -160,11 +166,18 @@ func (s *Store) initPacks(ctx context.Context, remove bool) (orphans []ShardRef,
 	}
 	for i, d := range s.drives {
 		segs, err := d.Packs(ctx)
+		if err != nil && s.opt.WriterID != 0 {
+			s.log.Warn().Err(err).Str("drive", d.String()).Msg("cannot list pack segments; passing over the drive")
+			continue
+		}
 		if err != nil {
 			return nil, err
 		}
 		for _, seg := range segs {
-			s.packs.next = max(s.packs.next, seg+1)
+			if !s.ownsSeg(seg) {
+				continue // another writer's, perhaps being written
+			}
+			next = max(next, seg+1)
 			if known[seg] {
 				continue
 			}
@@ -176,7 +189,9 @@ func (s *Store) initPacks(ctx context.Context, remove bool) (orphans []ShardRef,
 			}
 		}
 	}
-	s.packs.next = max(s.packs.next, 1)
+	s.packs.mu.Lock()
+	s.packs.next = max(s.packs.next, next)
+	s.packs.mu.Unlock()
 	return orphans, nil
 }
 
@@ -196,7 +211,7 @@ func (s *Store) freeDeadPacks(ctx context.Context) error {
 			if err := meta.Decode(v, &p); err != nil {
 				return err
 			}
-			if p.Live <= 0 && !leases.segs[seg] && !s.inGrace(p.Dead, now) {
+			if s.ownsSeg(seg) && p.Live <= 0 && !leases.segs[seg] && !s.inGrace(p.Dead, now) {
 				dead = append(dead, seg)
 			}
 			return nil

@@ -101,7 +101,7 @@ func (s *Store) writeDataPacking(ctx context.Context, bucket, key string, body i
 	if err != nil {
 		return nil, nil, err
 	}
-	id := erasure.NewDataID()
+	id := s.newDataID()
 	name := id.String()
 	files := make([]drive.ShardWriter, len(s.drives))
 	sinks := make([]io.WriterAt, len(s.drives))
@@ -271,7 +271,7 @@ func (s *Store) writePacked(ctx context.Context, bucket, key string, body io.Rea
 	if err != nil {
 		return nil, nil, err
 	}
-	id := erasure.NewDataID()
+	id := s.newDataID()
 	mems := make([]*erasure.MemFile, len(s.drives))
 	sinks := make([]io.WriterAt, len(s.drives))
 	for i := range mems {
