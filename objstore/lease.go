@@ -38,11 +38,9 @@ import (
 //
 // This protects readers. Writers that share an index are told apart by
 // Options.WriterID (writers.go): each takes its own pack segments and
-// sweeps and compacts only its own.
-// With
-// ReaderGrace zero (an index only this process opens, as bbolt's file lock
-// ensures) neither rule applies and pins alone decide, freeing garbage at
-// once.
+// sweeps and compacts only its own. With ReaderGrace zero (an index only
+// this process opens, as bbolt's file lock ensures) neither rule applies
+// and pins alone decide, freeing garbage at once.
 
 // leaseChunk is how many lease writes go in one commit request, so that
 // renewals fit an index with bounded transactions.
