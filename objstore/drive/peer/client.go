@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"net/url"
 	"strconv"
+	"sync/atomic"
 	"time"
 
 	"github.com/cairnstore/cairn/objstore/drive"
@@ -18,7 +19,7 @@ import (
 
 // Drive is a drive.Drive served by a peer's Server: one slot of the set,
 // reached over HTTP. It is safe for concurrent use, and holds no state
-// but its configuration.
+// but its configuration and its cooldown.
 type Drive struct {
 	base       string // scheme://host
 	slot       int
@@ -28,6 +29,8 @@ type Drive struct {
 	desc       string
 	timeout    time.Duration
 	errStalled error // the cause of an exchange ended for exceeding timeout
+	cooldown   time.Duration
+	downUntil  atomic.Int64 // Unix nanoseconds until which calls fail at once
 }
 
 var _ drive.Drive = (*Drive)(nil)
@@ -52,6 +55,10 @@ func New(cfg Config) (*Drive, error) {
 	// A redirect would carry the MAC elsewhere and a stream cannot be
 	// replayed; the API never redirects.
 	hc.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
+	cooldown := cfg.Cooldown
+	if cooldown == 0 {
+		cooldown = DefaultCooldown
+	}
 	desc := cfg.Description
 	if desc == "" {
 		desc = fmt.Sprintf("peer:%s#%d", base, cfg.Slot)
@@ -64,6 +71,7 @@ func New(cfg Config) (*Drive, error) {
 		hc:         &hc,
 		desc:       desc,
 		timeout:    timeout,
+		cooldown:   cooldown,
 		errStalled: fmt.Errorf("%s: %w: no progress within %v", desc, ErrUnreachable, timeout),
 	}, nil
 }
@@ -105,14 +113,34 @@ func (d *Drive) withTimeout(ctx context.Context) (context.Context, context.Cance
 // transportErr maps the failure of an exchange run in ctx: the context's
 // error when the caller's context ended, ErrUnreachable (with err) when
 // the peer could not be reached, broke the exchange or stalled.
+// An unreachable peer also starts the cooldown (markDown).
 func (d *Drive) transportErr(ctx context.Context, err error) error {
 	if cause := context.Cause(ctx); cause != nil {
 		if errors.Is(cause, ErrUnreachable) {
+			d.markDown()
 			return cause
 		}
 		return fmt.Errorf("%s: %w", d.desc, ctx.Err())
 	}
+	d.markDown()
 	return fmt.Errorf("%s: %w: %w", d.desc, ErrUnreachable, err)
+}
+
+// markDown starts the cooldown: calls fail at once until it ends.
+func (d *Drive) markDown() {
+	if d.cooldown > 0 {
+		d.downUntil.Store(time.Now().Add(d.cooldown).UnixNano())
+	}
+}
+
+// cooling returns ErrUnreachable, without contacting the peer, while the
+// cooldown runs.
+func (d *Drive) cooling() error {
+	until := d.downUntil.Load()
+	if until == 0 || time.Now().UnixNano() >= until {
+		return nil
+	}
+	return fmt.Errorf("%s: %w: it did not answer less than %v ago; tried again after that", d.desc, ErrUnreachable, d.cooldown)
 }
 
 // badAnswer is an answer the client cannot use, which counts as the peer
@@ -124,6 +152,9 @@ func (d *Drive) badAnswer(format string, args ...any) error {
 // do sends req and returns the response when its status is 2xx, the
 // mapped error otherwise.
 func (d *Drive) do(ctx context.Context, req *http.Request) (*http.Response, error) {
+	if err := d.cooling(); err != nil {
+		return nil, err
+	}
 	resp, err := d.hc.Do(req)
 	if err != nil {
 		return nil, d.transportErr(ctx, err)

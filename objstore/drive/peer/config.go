@@ -47,7 +47,15 @@ type Config struct {
 	// peer that exceeds it counts as unreachable (ErrUnreachable). Zero
 	// means DefaultTimeout.
 	Timeout time.Duration
+	// Cooldown is how long, once the peer was found unreachable, the
+	// Drive's calls fail at once with ErrUnreachable instead of trying
+	// it, so that a peer down or stopped costs one Timeout per Cooldown,
+	// not one per request. Zero means DefaultCooldown; negative, none.
+	Cooldown time.Duration
 }
+
+// DefaultCooldown is Config.Cooldown when left zero.
+const DefaultCooldown = 5 * time.Second
 
 // Validate checks the configuration.
 func (c Config) Validate() error {

@@ -95,7 +95,9 @@
 //   - A shard file is written by one stream at a time: a newer Create (or
 //     a staged file's Commit) of the name stops the older stream's writes
 //     and its removal of the file (shardStates).
-//   - A Drive holds no state but its configuration, and the server holds
+//   - A Drive holds no state but its configuration and the end of its
+//     cooldown (Config.Cooldown: after the peer was found unreachable,
+//     calls fail at once for a while), and the server holds
 //     nothing open between requests: a reader or PackFile is a name and a
 //     context, each call one request. The store's cached PackFiles run
 //     their calls in the opener's context without its cancellation.

@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 )
@@ -101,7 +102,8 @@ func TestPeerStalled(t *testing.T) {
 	t.Cleanup(hs.Close)
 	t.Cleanup(func() { close(release) })
 	const timeout = 300 * time.Millisecond
-	d, err := New(Config{URL: hs.URL, Slot: testSlot, Secret: testSecret, Timeout: timeout})
+	// No cooldown: each call tries the peer.
+	d, err := New(Config{URL: hs.URL, Slot: testSlot, Secret: testSecret, Timeout: timeout, Cooldown: -1})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -148,5 +150,47 @@ func TestSlotNotServed(t *testing.T) {
 		if !errors.Is(err, ErrUnreachable) || !errors.As(err, &re) || re.Code != codeNoDrive {
 			t.Errorf("%s: %v, want ErrUnreachable with code %s", c.name, err, codeNoDrive)
 		}
+	}
+}
+
+// TestPeerCooldown checks that once a peer stalled past the timeout, the
+// drive's calls fail at once for the cooldown without reaching it, and
+// try it again after.
+func TestPeerCooldown(t *testing.T) {
+	var reached atomic.Int64
+	stall := atomic.Bool{}
+	stall.Store(true)
+	hs := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		reached.Add(1)
+		if stall.Load() {
+			<-r.Context().Done()
+		}
+	}))
+	t.Cleanup(hs.Close)
+	const cooldown = 500 * time.Millisecond
+	d, err := New(Config{URL: hs.URL, Slot: testSlot, Secret: testSecret, Timeout: 100 * time.Millisecond, Cooldown: cooldown})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(d.hc.CloseIdleConnections)
+	if err := d.Sync(t.Context()); !errors.Is(err, ErrUnreachable) {
+		t.Fatalf("first call to a stalled peer: %v, want ErrUnreachable", err)
+	}
+	before := reached.Load()
+	for _, c := range driveCalls(t.Context(), d) {
+		if err := c.fn(); !errors.Is(err, ErrUnreachable) {
+			t.Errorf("%s in the cooldown: %v, want ErrUnreachable", c.name, err)
+		}
+	}
+	if n := reached.Load() - before; n != 0 {
+		t.Errorf("%d calls reached the peer in the cooldown, want none", n)
+	}
+	stall.Store(false)
+	time.Sleep(cooldown)
+	if err := d.Sync(t.Context()); errors.Is(err, ErrUnreachable) {
+		t.Errorf("call after the cooldown: %v", err)
+	}
+	if reached.Load() == before {
+		t.Error("the call after the cooldown did not reach the peer")
 	}
 }

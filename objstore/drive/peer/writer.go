@@ -50,6 +50,9 @@ func (d *Drive) openStream(ctx context.Context, sub string) (*stream, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
+	if err := d.cooling(); err != nil {
+		return nil, err
+	}
 	sctx, cancel := context.WithCancelCause(ctx)
 	pr, pw := io.Pipe()
 	req, err := d.newRequest(sctx, http.MethodPut, sub, nil, pr)
