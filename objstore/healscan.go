@@ -6,6 +6,7 @@ import (
 	"io/fs"
 	"time"
 
+	"github.com/cairnstore/cairn/objstore/erasure"
 	"github.com/cairnstore/cairn/objstore/meta"
 )
 
@@ -29,6 +30,9 @@ var healPendingKey = []byte("heal-pending")
 // probeName is a shard name no data object has (data ids are random), for
 // probing a drive: a drive that answers "not there" is up.
 const probeName = "00000000000000000000000000000000"
+
+// probeTimeout bounds one probe of a drive.
+const probeTimeout = 5 * time.Second
 
 // healAll heals every live data object, reporting progress, and returns
 // what it rewrote and what it could not. It stops at the first error
@@ -121,7 +125,7 @@ func (s *Store) clearHealPending(ctx context.Context, since time.Time) error {
 func (s *Store) probeDrives(ctx context.Context) []bool {
 	up := make([]bool, len(s.drives))
 	for i, d := range s.drives {
-		pctx, cancel := context.WithTimeout(ctx, s.opt.HealProbe)
+		pctx, cancel := context.WithTimeout(ctx, probeTimeout)
 		r, err := d.Open(pctx, probeName)
 		cancel()
 		if err == nil {
@@ -130,6 +134,52 @@ func (s *Store) probeDrives(ctx context.Context) []bool {
 		up[i] = err == nil || errors.Is(err, fs.ErrNotExist)
 	}
 	return up
+}
+
+// WaitDrives waits until every drive answers, or, once allFor has
+// passed, a write quorum of them, probing them every interval and
+// logging, at most every 10 s, which do not yet: a node of a cluster
+// starting beside its peers waits for them before it writes, so that
+// what it writes first is whole. It returns at once when the drives are
+// all local.
+func (s *Store) WaitDrives(ctx context.Context, interval, allFor time.Duration) error {
+	if err := s.checkOpen(); err != nil {
+		return err
+	}
+	if allLocal(s.drives) {
+		return nil
+	}
+	k, m, _ := s.geometry()
+	need := erasure.WriteQuorum(k, m)
+	var logged time.Time
+	start := time.Now()
+	for {
+		up := s.probeDrives(ctx)
+		var n int
+		var missing []string
+		for i, ok := range up {
+			if ok {
+				n++
+			} else {
+				missing = append(missing, s.drives[i].String())
+			}
+		}
+		if n == len(up) || (n >= need && time.Since(start) >= allFor) {
+			if len(missing) > 0 {
+				s.log.Warn().Strs("out", missing).Int("up", n).Int("drives", len(up)).Msg("some drives do not answer; serving on the others, and healing them when they are back")
+			}
+			return nil
+		}
+		if time.Since(logged) >= 10*time.Second {
+			logged = time.Now()
+			s.log.Warn().Strs("waiting_for", missing).Int("up", n).Int("need", need).Msg("waiting for enough drives to answer before serving (are the other nodes started?)")
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(interval):
+		}
+	}
 }
 
 // runHealScan is the heal leader's loop (see above).

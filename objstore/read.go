@@ -11,6 +11,7 @@ import (
 	"os"
 	"sort"
 	"sync"
+	"sync/atomic"
 
 	"golang.org/x/sys/unix"
 
@@ -417,6 +418,10 @@ type dataReader struct {
 	cache     *blockcache.Cache // nil when its blocks are not cached
 	blockSize int64
 	size      int64
+	// driveFailed is set once a shard failed for its drive (an I/O error,
+	// a peer out of reach), not for its content or absence: too few
+	// shards is then a lost quorum, which may pass, not corrupt data.
+	driveFailed atomic.Bool
 }
 
 func (s *Store) newDataReader(ctx context.Context, id string, d meta.Data) (*dataReader, error) {
@@ -443,16 +448,37 @@ func (s *Store) newDataReader(ctx context.Context, id string, d meta.Data) (*dat
 	}
 	hdr := erasure.Header{K: d.K, M: d.M, BlockSize: d.BlockSize, Size: d.Size, DataID: did}
 	dr.er = codec.NewReader(ctx, hdr, srcs, func([]int) { s.queueHeal(id) })
-	dr.er.OnShardError(s.noteDriveErr)
+	dr.er.OnShardError(func(i int, err error) {
+		s.noteDriveErr(i, err)
+		if driveFailure(err) {
+			dr.driveFailed.Store(true)
+		}
+	})
 	return dr, nil
 }
 
 func (d *dataReader) ReadAt(p []byte, off int64) (int, error) {
 	n, err := d.er.ReadAt(p, off)
 	if errors.Is(err, erasure.ErrReadQuorum) {
-		err = fmt.Errorf("%w: data %s: %v", ErrDataCorrupt, d.id, err)
+		if d.driveFailed.Load() {
+			err = fmt.Errorf("%w: data %s: too few drives answered (a node down or cut off?): %v", ErrQuorumLost, d.id, err)
+		} else {
+			err = fmt.Errorf("%w: data %s: %v", ErrDataCorrupt, d.id, err)
+		}
 	}
 	return n, err
+}
+
+// driveFailure reports whether a shard's read failed for its drive: not
+// a checksum or header that does not match, an absent file or a
+// cancelled request.
+func driveFailure(err error) bool {
+	switch {
+	case err == nil, errors.Is(err, erasure.ErrCorrupt), errors.Is(err, erasure.ErrBadHeader),
+		errors.Is(err, os.ErrNotExist), errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
+		return false
+	}
+	return true
 }
 
 func (d *dataReader) close() {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"sort"
@@ -15,6 +16,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/cairnstore/cairn/objstore"
+	"github.com/cairnstore/cairn/objstore/cluster"
 	"github.com/cairnstore/cairn/objstore/meta/etcd"
 )
 
@@ -152,21 +154,44 @@ func nodeName(flag string) string {
 // registerNode registers a node serving st in etcd, when its index is
 // there: its name, address, drives and version, kept registered until
 // the index closes (cairn admin cluster status lists it).
-func registerNode(ctx context.Context, st *objstore.Store, sopt objstore.Options, o serveOptions) error {
+func registerNode(ctx context.Context, st *objstore.Store, sopt objstore.Options, o serveOptions, m *cluster.Member, log zerolog.Logger) error {
 	x, ok := sopt.Index.(*etcd.Index)
 	if !ok {
 		return nil
 	}
 	info := etcd.NodeInfo{Name: nodeName(o.Store.Node), Address: o.Address, Version: version, Started: time.Now().UTC()}
+	if m != nil {
+		info.Peer = m.Self().Peer
+	}
 	drives, err := st.DriveStatuses(ctx)
 	if err != nil {
 		return err
 	}
 	for _, d := range drives {
-		info.Drives = append(info.Drives, d.Path)
+		if m == nil || m.Holds(d.Index) {
+			info.Drives = append(info.Drives, d.Path) // a node lists its own
+		}
 	}
-	if err := x.Register(ctx, info); err != nil {
-		return fmt.Errorf("register node %s in etcd (is another node serving under that name? give --node): %w", info.Name, err)
+	// A node restarted after a crash finds its old registration until
+	// that lease expires: it waits that long for it.
+	deadline := time.Now().Add(registerWait)
+	for {
+		err := x.Register(ctx, info)
+		if err == nil {
+			return nil
+		}
+		if !errors.Is(err, etcd.ErrNodeExists) || time.Now().After(deadline) {
+			return fmt.Errorf("register node %s in etcd (is another node serving under that name? give --node): %w", info.Name, err)
+		}
+		log.Info().Str("node", info.Name).Msg("the name is still registered (a crash of this node?); waiting for its lease to expire")
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(time.Second):
+		}
 	}
-	return nil
 }
+
+// registerWait is how long a node waits for its name to be free: the
+// etcd session's lease (10 s) and some.
+const registerWait = 15 * time.Second

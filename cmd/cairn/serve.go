@@ -36,6 +36,7 @@ const (
 // serveOptions are the flags of "cairn serve".
 type serveOptions struct {
 	Store    storeFlags
+	Cluster  clusterFlags
 	Address  string
 	Mount    string
 	MountOpt mountFlags
@@ -82,6 +83,7 @@ func serveCommand(done func(invocation)) *cobra.Command {
 		})
 	fs := c.Flags()
 	o.Store.register(fs)
+	o.Cluster.register(fs)
 	o.Log.register(fs)
 	fs.StringVar(&o.Address, "address", defaultAddress, "`host:port` of the HTTP faces (S3, Iceberg REST, health)")
 	fs.StringVar(&o.Mount, "mount", "", "also mount the store at this `directory` (FUSE); it must exist")
@@ -104,6 +106,9 @@ func serveCommand(done func(invocation)) *cobra.Command {
 func (o serveOptions) check() (zerolog.Level, error) {
 	const cmd = "serve"
 	if err := o.Store.check(cmd); err != nil {
+		return 0, err
+	}
+	if err := o.Cluster.check(cmd, o.Store); err != nil {
 		return 0, err
 	}
 	if _, err := o.ReadCache.bytes(cmd); err != nil {
@@ -180,6 +185,13 @@ func runServe(ctx context.Context, o serveOptions, d deps) (err error) {
 		return err
 	}
 	defer unlock()
+	sopt, member, err := o.Cluster.join(ctx, o.Store, sopt)
+	if err != nil {
+		if sopt.Index != nil {
+			_ = sopt.Index.Close()
+		}
+		return err
+	}
 	st, err := d.open(ctx, sopt)
 	if err != nil {
 		if ctx.Err() != nil && errors.Is(err, ctx.Err()) {
@@ -189,13 +201,28 @@ func runServe(ctx context.Context, o serveOptions, d deps) (err error) {
 		}
 		return fmt.Errorf("open store %s: %w", sopt.Dir, err)
 	}
+	stopPeers := func() {}
 	defer func() {
 		if cerr := st.Close(); cerr != nil {
 			err = errors.Join(err, fmt.Errorf("close store: %w", cerr))
 		}
+		stopPeers() // after the store closed: the peers need its drives until then
 	}()
 
-	if err := registerNode(ctx, st, sopt, o); err != nil {
+	if member != nil {
+		if stopPeers, err = servePeers(ctx, member, logger); err != nil {
+			stopPeers = func() {}
+			return err
+		}
+		if err := st.WaitDrives(ctx, time.Second, peerWaitAll); err != nil {
+			if ctx.Err() != nil {
+				logger.Info().Msg("stopped before serving")
+				return nil
+			}
+			return err
+		}
+	}
+	if err := registerNode(ctx, st, sopt, o, member, logger); err != nil {
 		return err
 	}
 	parts, err := openCatalog(ctx, st, s3Endpoint(o.Address), logger)
@@ -232,7 +259,13 @@ func runServe(ctx context.Context, o serveOptions, d deps) (err error) {
 		}()
 	}
 
-	keys, err := o.SSE.keys(sopt.Dir, logger)
+	var clusterSecret []byte // the nodes of a cluster share the SSE-S3 key
+	if member != nil {
+		if clusterSecret, err = o.Cluster.secret(); err != nil {
+			return err
+		}
+	}
+	keys, err := o.SSE.keys(sopt.Dir, clusterSecret, logger)
 	if err != nil {
 		return err
 	}

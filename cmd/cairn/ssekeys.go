@@ -1,7 +1,9 @@
 package main
 
 import (
+	"crypto/hkdf"
 	"crypto/rand"
+	"crypto/sha256"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -38,8 +40,8 @@ func (f *sseFlags) register(fs *pflag.FlagSet) {
 }
 
 // keys loads the master key and the key ring as the flags say.
-func (f sseFlags) keys(dataDir string, log zerolog.Logger) (*sse.Keys, error) {
-	master, err := f.masterKey(dataDir, log)
+func (f sseFlags) keys(dataDir string, clusterSecret []byte, log zerolog.Logger) (*sse.Keys, error) {
+	master, err := f.masterKey(dataDir, clusterSecret, log)
 	if err != nil {
 		return nil, err
 	}
@@ -62,7 +64,11 @@ func (f sseFlags) keys(dataDir string, log zerolog.Logger) (*sse.Keys, error) {
 	return k, nil
 }
 
-func (f sseFlags) masterKey(dataDir string, log zerolog.Logger) ([]byte, error) {
+// masterKey is the SSE-S3 master key: --sse-master-key-file, else
+// $CAIRN_SSE_MASTER_KEY, else on a cluster one derived from the cluster
+// secret (every node must decrypt what any of them encrypted), else the
+// key generated in the data directory.
+func (f sseFlags) masterKey(dataDir string, clusterSecret []byte, log zerolog.Logger) ([]byte, error) {
 	if f.MasterKeyFile != "" {
 		raw, err := os.ReadFile(f.MasterKeyFile)
 		if err != nil {
@@ -80,6 +86,9 @@ func (f sseFlags) masterKey(dataDir string, log zerolog.Logger) ([]byte, error) 
 			return nil, fmt.Errorf("$%s: %w", masterKeyEnv, err)
 		}
 		return k, nil
+	}
+	if clusterSecret != nil {
+		return hkdf.Key(sha256.New, clusterSecret, nil, "cairn sse-s3 master key v1", 32)
 	}
 	path := filepath.Join(dataDir, generatedMasterKey)
 	raw, err := os.ReadFile(path)

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -37,7 +38,7 @@ func TestSSEKeys(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Setenv(masterKeyEnv, tc.env)
-			k, err := tc.f.keys(t.TempDir(), zerolog.Nop())
+			k, err := tc.f.keys(t.TempDir(), nil, zerolog.Nop())
 			if tc.wantErr != "" {
 				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
 					t.Fatalf("err %v, want one naming %s", err, tc.wantErr)
@@ -52,7 +53,7 @@ func TestSSEKeys(t *testing.T) {
 	t.Run("generated once", func(t *testing.T) {
 		t.Setenv(masterKeyEnv, "")
 		data := t.TempDir()
-		k1, err := sseFlags{}.keys(data, zerolog.Nop())
+		k1, err := sseFlags{}.keys(data, nil, zerolog.Nop())
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -60,9 +61,26 @@ func TestSSEKeys(t *testing.T) {
 		if err != nil || st.Mode().Perm() != 0o600 {
 			t.Fatalf("generated key file: %v %v", st, err)
 		}
-		k2, err := sseFlags{}.keys(data, zerolog.Nop())
+		k2, err := sseFlags{}.keys(data, nil, zerolog.Nop())
 		if err != nil || k2.MasterID() != k1.MasterID() {
 			t.Fatalf("second start: %v, id %s then %s", err, k1.MasterID(), k2.MasterID())
+		}
+	})
+	t.Run("cluster nodes share one", func(t *testing.T) {
+		t.Setenv(masterKeyEnv, "")
+		secret := []byte("0123456789abcdef0123456789abcdef")
+		k1, err1 := sseFlags{}.keys(t.TempDir(), secret, zerolog.Nop())
+		k2, err2 := sseFlags{}.keys(t.TempDir(), secret, zerolog.Nop())
+		other, err3 := sseFlags{}.keys(t.TempDir(), []byte("another secret, another cluster.."), zerolog.Nop())
+		if err := errors.Join(err1, err2, err3); err != nil {
+			t.Fatal(err)
+		}
+		if k1.MasterID() != k2.MasterID() || k1.MasterID() == other.MasterID() {
+			t.Fatalf("two nodes of one cluster: ids %s and %s; another cluster's %s", k1.MasterID(), k2.MasterID(), other.MasterID())
+		}
+		file, err := sseFlags{MasterKeyFile: good}.keys(t.TempDir(), secret, zerolog.Nop())
+		if err != nil || file.MasterID() == k1.MasterID() {
+			t.Fatalf("a key file given on a cluster is not the one used: %v", err)
 		}
 	})
 }

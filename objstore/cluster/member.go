@@ -1,0 +1,102 @@
+package cluster
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"sort"
+	"sync"
+	"time"
+
+	"github.com/cairnstore/cairn/objstore/drive"
+	"github.com/cairnstore/cairn/objstore/drive/peer"
+)
+
+// Member is one node's view of the drive set.
+type Member struct {
+	topo    Topology
+	self    int
+	dir     string
+	secret  []byte
+	timeout time.Duration
+
+	mu    sync.Mutex // protects local
+	local map[int]drive.Drive
+}
+
+// NewMember returns the view of node self (a name in topo) whose data
+// directory is dir, reaching its peers with secret; timeout bounds each
+// exchange with a peer (peer.Config.Timeout; zero for its default).
+func NewMember(topo Topology, self, dir string, secret []byte, timeout time.Duration) (*Member, error) {
+	if err := topo.Validate(); err != nil {
+		return nil, err
+	}
+	i := topo.Index(self)
+	if i < 0 {
+		return nil, fmt.Errorf("%w: this node, %s, is not one of the store's (%s): give --node one of those names", ErrTopology, self, topo)
+	}
+	if len(secret) < peer.MinSecretLen {
+		return nil, fmt.Errorf("%w: the cluster secret has %d bytes, at least %d needed", ErrTopology, len(secret), peer.MinSecretLen)
+	}
+	return &Member{topo: topo, self: i, dir: dir, secret: secret, timeout: timeout, local: map[int]drive.Drive{}}, nil
+}
+
+// Self is this node.
+func (m *Member) Self() Node { return m.topo.Nodes[m.self] }
+
+// WriterID is this node's writer id in the store (objstore.Options.WriterID).
+func (m *Member) WriterID() uint16 { return uint16(m.self + 1) }
+
+// Slots is the number of drives of the store (objstore.Options.DriveCount).
+func (m *Member) Slots() int { return m.topo.Slots() }
+
+// Holds reports whether slot is one of this node's drives.
+func (m *Member) Holds(slot int) bool { return m.topo.Owner(slot) == m.self }
+
+// OpenDrive is objstore.Options.OpenDrive: slot's directory under the
+// data directory when this node holds it (formatting it when new), the
+// holder's peer drive otherwise.
+func (m *Member) OpenDrive(_ context.Context, set string, slot int) (drive.Drive, bool, error) {
+	if m.Holds(slot) {
+		d, created, err := drive.OpenDir(filepath.Join(m.dir, "drives", fmt.Sprintf("d%d", slot)), set, slot)
+		if err != nil {
+			return nil, false, err
+		}
+		m.mu.Lock()
+		m.local[slot] = d
+		m.mu.Unlock()
+		return d, created, nil
+	}
+	n := m.topo.Nodes[m.topo.Owner(slot)]
+	d, err := peer.New(peer.Config{
+		URL:         "http://" + n.Peer,
+		Slot:        slot,
+		Secret:      m.secret,
+		Timeout:     m.timeout,
+		Description: fmt.Sprintf("%s:d%d", n.Name, slot),
+	})
+	if err != nil {
+		return nil, false, err
+	}
+	return d, false, nil
+}
+
+// Server returns the peer server of the local drives opened so far (all
+// of them once the store is open).
+func (m *Member) Server() (*peer.Server, error) {
+	m.mu.Lock()
+	slots := make([]int, 0, len(m.local))
+	for s := range m.local {
+		slots = append(slots, s)
+	}
+	sort.Ints(slots)
+	drives := make([]drive.Drive, len(slots))
+	for i, s := range slots {
+		drives[i] = m.local[s]
+	}
+	m.mu.Unlock()
+	if len(drives) == 0 {
+		return nil, fmt.Errorf("%w: no local drive is open yet", ErrTopology)
+	}
+	return peer.NewServer(peer.ServerConfig{Secret: m.secret, Drives: drives})
+}
