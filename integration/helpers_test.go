@@ -85,7 +85,14 @@ func buildBinary(ctx context.Context, dir string) (string, error) {
 // freeAddr returns a 127.0.0.1 address whose port was free a moment ago.
 func freeAddr(t testing.TB) string {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	return freeAddrOn(t, "127.0.0.1")
+}
+
+// freeAddrOn returns an address of host (a loopback address) whose port
+// was free a moment ago.
+func freeAddrOn(t testing.TB, host string) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", net.JoinHostPort(host, "0"))
 	if err != nil {
 		t.Fatalf("find a free port: %v", err)
 	}
@@ -158,7 +165,13 @@ type server struct {
 // running. It does not wait for readiness; call waitReady.
 func startServer(t testing.TB, data string, extra ...string) *server {
 	t.Helper()
-	s := &server{t: t, addr: freeAddr(t), data: data, stdout: &syncBuffer{}, stderr: &syncBuffer{}, done: make(chan struct{})}
+	return startServerAt(t, freeAddr(t), data, extra...)
+}
+
+// startServerAt is startServer on the address addr.
+func startServerAt(t testing.TB, addr, data string, extra ...string) *server {
+	t.Helper()
+	s := &server{t: t, addr: addr, data: data, stdout: &syncBuffer{}, stderr: &syncBuffer{}, done: make(chan struct{})}
 	args := append([]string{"serve", "--data", data, "--address", s.addr}, extra...)
 	s.cmd = exec.Command(cairnBin, args...)
 	s.cmd.Stdout, s.cmd.Stderr = s.stdout, s.stderr

@@ -48,6 +48,9 @@ func startS3Server(t *testing.T) *server {
 	t.Helper()
 	t.Setenv("CAIRN_ROOT_USER", s3User)
 	t.Setenv("CAIRN_ROOT_PASSWORD", s3Secret)
+	if n := clusterNodes(t); n > 0 {
+		return startTestCluster(t, n).clusterProxy()
+	}
 	s := startServer(t, t.TempDir())
 	s.waitReady(readyTimeout)
 	return s
