@@ -3,6 +3,7 @@ package integration
 import (
 	"fmt"
 	"net"
+	"net/http"
 	"net/http/httptest"
 	"net/http/httputil"
 	"net/url"
@@ -156,7 +157,12 @@ func (c *testCluster) clusterProxy() *server {
 	if err != nil {
 		c.t.Fatal(err)
 	}
-	hs := httptest.NewUnstartedServer(rp)
+	// The proxy reads the node's answer with Go's client, which puts
+	// header names in canonical case; user metadata names go back in the
+	// lower case the node sent, as S3 sends them.
+	hs := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		rp.ServeHTTP(lowerMetaWriter{w}, r)
+	}))
 	hs.Listener = ln
 	hs.Start()
 	c.t.Cleanup(hs.Close)
@@ -188,3 +194,20 @@ func onlySingle(t testing.TB, why string) {
 	}
 }
 
+
+// lowerMetaWriter writes the names of x-amz-meta-* headers in lower case.
+type lowerMetaWriter struct{ http.ResponseWriter }
+
+func (w lowerMetaWriter) WriteHeader(code int) {
+	h := w.Header()
+	for k, v := range h {
+		if strings.HasPrefix(k, "X-Amz-Meta-") {
+			delete(h, k)
+			h[strings.ToLower(k)] = v
+		}
+	}
+	w.ResponseWriter.WriteHeader(code)
+}
+
+// Unwrap lets http.ResponseController reach the writer's Flush.
+func (w lowerMetaWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }

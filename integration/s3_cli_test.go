@@ -54,6 +54,10 @@ func startCLIServer(t *testing.T) *cliServer {
 	t.Helper()
 	t.Setenv("CAIRN_ROOT_USER", cliUser)
 	t.Setenv("CAIRN_ROOT_PASSWORD", cliSecret)
+	if n := clusterNodes(t); n > 0 {
+		s := startTestCluster(t, n, "--log-level", "debug").clusterProxy()
+		return &cliServer{server: s, endpoint: s.url(""), dir: t.TempDir()}
+	}
 	s := startServer(t, t.TempDir(), "--log-level", "debug")
 	s.waitReady(readyTimeout)
 	return &cliServer{server: s, endpoint: s.url(""), dir: t.TempDir()}

@@ -55,7 +55,7 @@ func (t Topology) Validate() error {
 	if len(t.Nodes) == 0 || len(t.Nodes) > MaxNodes {
 		return fmt.Errorf("%w: %d nodes, want 1 to %d", ErrTopology, len(t.Nodes), MaxNodes)
 	}
-	if t.DrivesPerNode < 1 || t.Slots() > 256 {
+	if t.DrivesPerNode < 1 || t.DrivesPerNode > 256/len(t.Nodes) {
 		return fmt.Errorf("%w: %d drives per node on %d nodes: want 1 or more, 256 drives at most", ErrTopology, t.DrivesPerNode, len(t.Nodes))
 	}
 	names, peers := map[string]bool{}, map[string]bool{}
@@ -67,7 +67,8 @@ func (t Topology) Validate() error {
 		if err != nil || host == "" {
 			return fmt.Errorf("%w: node %s: peer address %q: want HOST:PORT", ErrTopology, n.Name, n.Peer)
 		}
-		if p, err := strconv.Atoi(port); err != nil || p < 1 || p > 65535 {
+		p, err := strconv.ParseUint(port, 10, 16)
+		if err != nil || p < 1 || port[0] == '0' {
 			return fmt.Errorf("%w: node %s: peer port %q: want 1-65535", ErrTopology, n.Name, port)
 		}
 		if names[n.Name] || peers[n.Peer] {

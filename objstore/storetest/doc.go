@@ -12,9 +12,13 @@
 // with the transaction bound of an etcd cluster (128 writes, 1.5 MiB), so
 // that an engine passes the same suite as bbolt before the store may run
 // on it; and on drives that are not local (Engine.OpenDrive), so that the
-// store's portable paths pass it too. Each subtest opens its own store through Open, so each ends with
-// fsck too.
+// store's portable paths pass it too; and on node a of a three-node
+// cluster (cluster_test.go): an etcd index on a three-member embedded
+// etcd cluster, and six drives of which four are the other nodes',
+// reached through the peer API, with a's writer id (Engine.Options sets
+// what a cluster node's store needs beyond an index and drives). Each
+// subtest opens its own store through Open, so each ends with fsck too.
 //
-// storetest may import objstore and objstore/meta; it is imported only by
-// tests.
+// storetest may import objstore, objstore/meta and objstore/meta/etcd
+// (to reopen an etcd index for fsck); it is imported only by tests.
 package storetest

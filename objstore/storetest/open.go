@@ -7,6 +7,7 @@ import (
 
 	"github.com/cairnstore/cairn/objstore"
 	"github.com/cairnstore/cairn/objstore/meta"
+	"github.com/cairnstore/cairn/objstore/meta/etcd"
 )
 
 // Open opens a store for a test of any package and, when the test ends,
@@ -71,7 +72,8 @@ func OpenBolt(t testing.TB, dir string) *meta.Bolt {
 
 // Reopener returns a function that opens idx's database again once it is
 // closed (a store closes its index): bbolt at the same path, the
-// in-memory index as a new handle on the same data.
+// in-memory index as a new handle on the same data, etcd as a new
+// connection to the same cluster and key prefix.
 func Reopener(t testing.TB, idx meta.Index) func() meta.Index {
 	t.Helper()
 	switch x := idx.(type) {
@@ -88,6 +90,16 @@ func Reopener(t testing.TB, idx meta.Index) func() meta.Index {
 	case *meta.MemIndex:
 		db := x.DB()
 		return func() meta.Index { return db.Open() }
+	case *etcd.Index:
+		cfg := x.Config()
+		return func() meta.Index {
+			y, err := etcd.Open(context.Background(), cfg)
+			if err != nil {
+				t.Fatalf("reopen index: %v", err)
+			}
+			t.Cleanup(func() { _ = y.Close() })
+			return y
+		}
 	}
 	t.Fatalf("storetest: cannot reopen an index of type %T", idx)
 	return nil

@@ -26,6 +26,13 @@ type Engine struct {
 	// other than the local directories, or wrapped ones); nil means the
 	// local directories.
 	OpenDrive func(dir string) func(ctx context.Context, set string, index int) (drive.Drive, bool, error)
+	// Options, when set, completes each store's options once the suite
+	// has set its own (and OpenDrive's): an engine whose stores need
+	// more than an index and drives sets the rest here, as a cluster
+	// node's drive count, writer id and drives. It is called once per
+	// store, before the store is first opened; cleanups it registers on
+	// t run after the store's close and fsck.
+	Options func(t *testing.T, opt *objstore.Options)
 }
 
 // Run runs the store suite on stores over what e opens.
@@ -69,6 +76,9 @@ func options(t *testing.T, e Engine, idx meta.Index) objstore.Options {
 	opt := objstore.Options{Index: idx, Dir: t.TempDir(), DriveCount: 3, Parity: 1, BlockSize: 64 << 10, MinPartSize: 1, NoBackground: true}
 	if e.OpenDrive != nil {
 		opt.OpenDrive = e.OpenDrive(opt.Dir)
+	}
+	if e.Options != nil {
+		e.Options(t, &opt)
 	}
 	return opt
 }
