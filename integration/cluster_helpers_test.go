@@ -194,7 +194,6 @@ func onlySingle(t testing.TB, why string) {
 	}
 }
 
-
 // lowerMetaWriter writes the names of x-amz-meta-* headers in lower case.
 type lowerMetaWriter struct{ http.ResponseWriter }
 
