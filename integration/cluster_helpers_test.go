@@ -37,12 +37,23 @@ type testCluster struct {
 	addrs  []string // their S3 addresses
 	dirs   []string // their data directories
 	extra  []string // more flags for every node
-	nodes  []*server
+	// nodeExtra holds more flags for one node (set before start).
+	nodeExtra [][]string
+	nodes     []*server
 }
 
 // startTestCluster starts n nodes (at most 9) and waits until each is
 // ready.
 func startTestCluster(t testing.TB, n int, extra ...string) *testCluster {
+	t.Helper()
+	c := newTestCluster(t, n, extra...)
+	c.start()
+	return c
+}
+
+// newTestCluster prepares n nodes (at most 9) with the etcd they share,
+// for start; nodeExtra may be set meanwhile.
+func newTestCluster(t testing.TB, n int, extra ...string) *testCluster {
 	t.Helper()
 	if n < 1 || n > 9 {
 		t.Fatalf("a test cluster of %d nodes: want 1 to 9", n)
@@ -72,13 +83,19 @@ func startTestCluster(t testing.TB, n int, extra ...string) *testCluster {
 	}
 	c.spec = strings.Join(spec, ",")
 	c.nodes = make([]*server, n)
-	for i := range n {
+	c.nodeExtra = make([][]string, n)
+	return c
+}
+
+// start starts every node and waits until each is ready.
+func (c *testCluster) start() {
+	c.t.Helper()
+	for i := range c.nodes {
 		c.nodes[i] = c.startNode(i)
 	}
 	for _, s := range c.nodes {
 		s.waitReady(readyTimeout + 30*time.Second) // a node waits for its peers
 	}
-	return c
 }
 
 // startNode starts node i (again, after a kill) without waiting for it.
@@ -86,6 +103,7 @@ func (c *testCluster) startNode(i int) *server {
 	c.t.Helper()
 	args := append([]string{"--node", c.names[i], "--meta", c.meta, "--cluster", c.spec,
 		"--cluster-secret-file", c.secret, "--no-console"}, c.extra...)
+	args = append(args, c.nodeExtra[i]...)
 	s := startServerAt(c.t, c.addrs[i], c.dirs[i], args...)
 	c.nodes[i] = s
 	return s

@@ -80,11 +80,29 @@ func (s *Store) RequestHeal(ctx context.Context) error {
 
 // HealPending reports since when a whole-store heal is due, if one is.
 func (s *Store) HealPending(ctx context.Context) (since time.Time, pending bool, err error) {
-	err = s.idx.View(ctx, func(tx meta.Tx) error {
-		since, pending, err = readHealPending(tx)
+	return HealDue(ctx, s.idx)
+}
+
+// HealDue reads from the index of a store, served or not, since when a
+// whole-store heal is due, if one is (cairn admin cluster status).
+func HealDue(ctx context.Context, idx meta.Index) (since time.Time, due bool, err error) {
+	err = idx.View(ctx, func(tx meta.Tx) error {
+		since, due, err = readHealPending(tx)
 		return err
 	})
-	return since, pending, err
+	return since, due, err
+}
+
+// RequestHealIn records in the index of a served store that it should be
+// healed whole (cairn admin heal on a cluster): its heal leader runs the
+// pass once every drive answers.
+func RequestHealIn(ctx context.Context, idx meta.Index) error {
+	return idx.Update(ctx, func(tx meta.Tx) error {
+		if _, pending, err := readHealPending(tx); pending || err != nil {
+			return err
+		}
+		return tx.Put(meta.Settings, healPendingKey, []byte(time.Now().UTC().Format(time.RFC3339Nano)))
+	})
 }
 
 func readHealPending(tx meta.Tx) (time.Time, bool, error) {

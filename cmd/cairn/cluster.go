@@ -64,8 +64,14 @@ func clusterCommand(done func(invocation)) *cobra.Command {
 
 // clusterState is what cluster status shows (its JSON form).
 type clusterState struct {
-	Nodes   []clusterNode     `json:"nodes"`
-	Leaders map[string]string `json:"leaders"`
+	// Topology is the nodes and drives the store was formatted for; nil
+	// for a store of one node on etcd.
+	Topology *cluster.Topology `json:"topology,omitempty"`
+	Nodes    []clusterNode     `json:"nodes"`
+	Leaders  map[string]string `json:"leaders"`
+	// HealDueSince is set while a heal of the whole store is due: a
+	// drive was out, and the heal leader heals once every drive answers.
+	HealDueSince *time.Time `json:"heal_due_since,omitempty"`
 }
 
 type clusterNode struct {
@@ -93,6 +99,16 @@ func runClusterStatus(ctx context.Context, o clusterStatusOptions, d deps) error
 		return err
 	}
 	st := clusterState{Nodes: []clusterNode{}, Leaders: leaders}
+	if topo, ok, err := cluster.Load(ctx, idx); err != nil {
+		return err
+	} else if ok {
+		st.Topology = &topo
+	}
+	if since, due, err := objstore.HealDue(ctx, idx); err != nil {
+		return err
+	} else if due {
+		st.HealDueSince = &since
+	}
 	for _, n := range nodes {
 		st.Nodes = append(st.Nodes, clusterNode{NodeInfo: n.NodeInfo, TTLSeconds: int(n.TTL / time.Second)})
 	}
@@ -106,6 +122,9 @@ func runClusterStatus(ctx context.Context, o clusterStatusOptions, d deps) error
 	}
 	var b bytes.Buffer
 	fmt.Fprintf(&b, "index: %s\n", cfg)
+	if t := st.Topology; t != nil {
+		fmt.Fprintf(&b, "store: %d nodes with %d drives each (%s)\n", len(t.Nodes), t.DrivesPerNode, t)
+	}
 	if len(st.Nodes) == 0 {
 		b.WriteString("no node is registered: none serves this store now\n")
 	} else {
@@ -127,6 +146,11 @@ func runClusterStatus(ctx context.Context, o clusterStatusOptions, d deps) error
 	}
 	for _, j := range jobs {
 		fmt.Fprintf(&b, "job %s: led by %s\n", j, leaders[j])
+	}
+	if st.HealDueSince != nil {
+		fmt.Fprintf(&b, "heal: due since %s (a drive was out; the heal leader heals the store once every drive answers)\n", st.HealDueSince.Local().Format(time.DateTime))
+	} else {
+		b.WriteString("heal: nothing due\n")
 	}
 	_, err = d.stdout.Write(b.Bytes())
 	return err

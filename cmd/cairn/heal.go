@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/cairnstore/cairn/objstore"
+	"github.com/cairnstore/cairn/objstore/meta/etcd"
 )
 
 // healOptions are the flags of "cairn admin heal".
@@ -16,18 +17,29 @@ type healOptions struct {
 	Store storeFlags
 	JSON  bool
 	Log   logFlags
+	// Online asks the serving nodes of a store on etcd to heal it,
+	// instead of healing a stopped one.
+	Online bool
 }
 
 func healCommand(done func(invocation)) *cobra.Command {
 	var o healOptions
 	c := leafCommand("heal", "Repair a stopped store: rebuild missing and corrupt shards, remove orphans",
 		`  cairn admin heal --data /var/lib/cairn
-  cairn admin heal --json --data /var/lib/cairn`,
+  cairn admin heal --json --data /var/lib/cairn
+  cairn admin heal --online --meta etcd://10.0.0.1:2379,10.0.0.2:2379,10.0.0.3:2379/cairn/`,
 		func(c *cobra.Command, args []string) error {
 			if err := noArgs(c, args); err != nil {
 				return err
 			}
-			if err := o.Store.check("admin heal"); err != nil {
+			if o.Online {
+				if o.Store.Meta == "" {
+					return usageErrorf("admin heal", "--online needs --meta: the etcd index the serving nodes share")
+				}
+				if _, err := etcd.ParseURL(o.Store.Meta); err != nil {
+					return usageErrorf("admin heal", "--meta: %v", err)
+				}
+			} else if err := o.Store.check("admin heal"); err != nil {
 				return err
 			}
 			lvl, err := o.Log.level("admin heal")
@@ -41,12 +53,35 @@ func healCommand(done func(invocation)) *cobra.Command {
 	o.Store.register(fs)
 	o.Log.register(fs)
 	fs.BoolVar(&o.JSON, "json", false, "print the full report as JSON on stdout (logs stay on stderr)")
+	fs.BoolVar(&o.Online, "online", false, "with --meta: ask the nodes serving the store to heal all of it (their heal leader does, once every drive answers), instead of healing a stopped store")
 	return c
+}
+
+// requestOnlineHeal records in the index that the serving nodes should
+// heal the whole store.
+func requestOnlineHeal(ctx context.Context, o healOptions, d deps) error {
+	cfg, err := etcd.ParseURL(o.Store.Meta)
+	if err != nil {
+		return err
+	}
+	idx, err := etcd.Open(ctx, cfg)
+	if err != nil {
+		return fmt.Errorf("open the index at %s: %w", cfg, err)
+	}
+	defer func() { _ = idx.Close() }()
+	if err := objstore.RequestHealIn(ctx, idx); err != nil {
+		return fmt.Errorf("request a heal: %w", err)
+	}
+	return writeOut(d.stdout, "heal requested: the nodes' heal leader heals the whole store once every drive answers;\n"+
+		"'cairn admin cluster status' shows 'heal: nothing due' when it is done\n")
 }
 
 // runHeal repairs the data directory offline and prints the report. It
 // returns an error wrapping errProblems when something could not be healed.
 func runHeal(ctx context.Context, o healOptions, d deps) error {
+	if o.Online {
+		return requestOnlineHeal(ctx, o, d)
+	}
 	sopt := o.Store.options(d.log.With().Str("component", "objstore").Logger())
 	sopt.NoBackground = true
 	if err := sopt.Validate(); err != nil {
