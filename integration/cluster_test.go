@@ -376,4 +376,3 @@ func (c *testCluster) waitHealed() {
 		time.Sleep(500 * time.Millisecond)
 	}
 }
-
