@@ -32,6 +32,9 @@ func errnoTable() []errnoMapping {
 		// The index (etcd) cannot be reached: the operation may succeed
 		// later.
 		{objstore.ErrUnavailable, syscall.EIO},
+		// Too many concurrent writers contended in the index: the
+		// operation may succeed if tried again.
+		{objstore.ErrBusy, syscall.EIO},
 		// Too many keys for one index transaction: a rename of a very
 		// large directory on an index with bounded transactions.
 		{objstore.ErrTooManyChanges, syscall.E2BIG},

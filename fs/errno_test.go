@@ -117,7 +117,7 @@ func TestErrnoTableCoversSentinels(t *testing.T) {
 		"ErrTooManyChanges": objstore.ErrTooManyChanges,
 		"ErrObjectLocked":   objstore.ErrObjectLocked, "ErrInvalidBucketState": objstore.ErrInvalidBucketState,
 		"ErrInvalidWriteOffset": objstore.ErrInvalidWriteOffset, "ErrTooManySegments": objstore.ErrTooManySegments,
-		"ErrNotAppendable": objstore.ErrNotAppendable, "ErrUnavailable": objstore.ErrUnavailable,
+		"ErrNotAppendable": objstore.ErrNotAppendable, "ErrUnavailable": objstore.ErrUnavailable, "ErrBusy": objstore.ErrBusy,
 	}
 	// The multipart sentinels: the mount never makes multipart uploads
 	// (it writes whole objects with Put), so meeting one is a bug of the

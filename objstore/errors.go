@@ -94,6 +94,10 @@ var (
 	// was committed, unless the error also says the outcome is unknown
 	// (meta.ErrOutcomeUnknown), and nothing is half-written either way.
 	ErrUnavailable = meta.ErrUnavailable
+	// ErrBusy: the index refused a commit that lost to concurrent writers
+	// (the nodes of a cluster) too many times in a row (meta.ErrBusy);
+	// nothing was committed; retry.
+	ErrBusy = meta.ErrBusy
 )
 
 // IsStoreError says whether err is, or wraps, one of the store's sentinel
@@ -120,7 +124,7 @@ func sentinels() []error {
 		ErrIncompleteBody, ErrBadDigest, ErrQuorumLost, ErrDataCorrupt,
 		ErrInternal, ErrClosed, ErrTooManyChanges, ErrObjectLocked,
 		ErrInvalidBucketState, ErrInvalidWriteOffset, ErrTooManySegments, ErrNotAppendable,
-		ErrUnavailable,
+		ErrUnavailable, ErrBusy,
 	}
 }
 

@@ -82,6 +82,8 @@ func catalogErrors() []catalogError {
 			"other warehouses are served; an operator must repair this one (the server log says why)"},
 		{objstore.ErrUnavailable, APIError{Status: 503, Type: "ServiceUnavailableException"},
 			"the store's index (etcd) cannot be reached; retry once it is back"},
+		{objstore.ErrBusy, APIError{Status: 503, Type: "ServiceUnavailableException"},
+			"too many concurrent writes contended in the store's index; retry"},
 		// The backing's own errors are translated by the catalog and should
 		// not get here; if one does, a failed conditional write applied
 		// nothing (409) and a missing record is a 404.

@@ -92,6 +92,7 @@ var storeErrors = []sentinel{
 	{objstore.ErrInternal, APIError{"InternalError", 500, "We encountered an internal error."}},
 	{objstore.ErrClosed, APIError{"ServiceUnavailable", 503, "The server is shutting down."}},
 	{objstore.ErrUnavailable, APIError{"SlowDown", 503, "The store's index (etcd) cannot be reached right now; please retry."}},
+	{objstore.ErrBusy, APIError{"SlowDown", 503, "Too many concurrent writes contended in the store's index; please reduce your request rate and retry."}},
 	{objstore.ErrTooManyChanges, APIError{"InvalidRequest", 400, "The request changes more keys at once than the server's index takes in one transaction; change fewer keys per request."}},
 	// Object lock (objectlock.go).
 	{objstore.ErrObjectLocked, APIError{"AccessDenied", 403, "Access Denied because object protected by object lock."}},

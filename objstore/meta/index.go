@@ -52,6 +52,10 @@ var (
 	// was committed, unless the error also wraps ErrOutcomeUnknown.
 	// Engines wrap it.
 	ErrUnavailable = errors.New("meta: index unavailable")
+	// ErrBusy: an Update lost to concurrent writers of the same keys too
+	// many times in a row (a replicated engine serving several nodes);
+	// nothing was committed, and it may succeed later. Engines wrap it.
+	ErrBusy = errors.New("meta: index busy with concurrent writers")
 )
 
 // Limits bounds one Update transaction. Zero fields mean no bound.

@@ -18,7 +18,7 @@ const (
 	DefaultRequestTimeout  = 5 * time.Second
 	DefaultMaxTxnOps       = 128                 // etcd --max-txn-ops
 	DefaultMaxRequestBytes = 3 * 1024 * 1024 / 2 // etcd --max-request-bytes, 1.5 MiB
-	DefaultMaxAttempts     = 10
+	DefaultMaxAttempts     = 32
 	DefaultPageSize        = 256
 	DefaultSessionTTL      = 10 * time.Second
 )

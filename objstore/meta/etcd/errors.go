@@ -30,8 +30,9 @@ var (
 	// on this error.
 	ErrOutcomeUnknown = fmt.Errorf("etcd: %w", meta.ErrOutcomeUnknown)
 	// ErrConflict means an Update lost to concurrent writers of the same
-	// store MaxAttempts times in a row; nothing of it was committed.
-	ErrConflict = errors.New("etcd: too many conflicting transactions")
+	// store MaxAttempts times in a row; nothing of it was committed. It
+	// wraps meta.ErrBusy.
+	ErrConflict = fmt.Errorf("etcd: too many conflicting transactions: %w", meta.ErrBusy)
 )
 
 // errCompacted marks a read at a revision the cluster has compacted away:
