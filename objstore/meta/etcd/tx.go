@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"time"
 
 	"github.com/google/btree"
 	"go.etcd.io/etcd/api/v3/v3rpc/rpctypes"
@@ -115,14 +116,16 @@ func (t *tx) read(key string, opts ...clientv3.OpOption) (*clientv3.GetResponse,
 	cli := t.x.cli
 	if !t.begun {
 		if !t.writable {
-			resp, err := cli.Get(ctx, key, opts...)
+			resp, err := retryRead(ctx, func() (*clientv3.GetResponse, error) { return cli.Get(ctx, key, opts...) })
 			if err != nil {
 				return nil, wrap(t.ctx, "read", err)
 			}
 			t.begun, t.rev = true, resp.Header.Revision
 			return resp, nil
 		}
-		resp, err := cli.Txn(ctx).Then(clientv3.OpGet(t.x.keys.rev), clientv3.OpGet(key, opts...)).Commit()
+		resp, err := retryRead(ctx, func() (*clientv3.TxnResponse, error) {
+			return cli.Txn(ctx).Then(clientv3.OpGet(t.x.keys.rev), clientv3.OpGet(key, opts...)).Commit()
+		})
 		if err != nil {
 			return nil, wrap(t.ctx, "read", err)
 		}
@@ -134,8 +137,9 @@ func (t *tx) read(key string, opts ...clientv3.OpOption) (*clientv3.GetResponse,
 	}
 	at := append(append(make([]clientv3.OpOption, 0, len(opts)+2), opts...), clientv3.WithRev(t.rev))
 	resp, err := cli.Get(ctx, key, append(at, clientv3.WithSerializable())...)
-	if errors.Is(err, rpctypes.ErrFutureRev) {
-		resp, err = cli.Get(ctx, key, at[:len(opts)+1]...) // this member is behind
+	if errors.Is(err, rpctypes.ErrFutureRev) || electing(err) {
+		// This member is behind, or between leaders: the leader's view.
+		resp, err = retryRead(ctx, func() (*clientv3.GetResponse, error) { return cli.Get(ctx, key, at[:len(opts)+1]...) })
 	}
 	if err != nil {
 		return nil, wrap(t.ctx, "read", err)
@@ -266,3 +270,33 @@ func (t *tx) NextSeq() (uint64, error) {
 
 // dirty reports whether the transaction has anything to commit.
 func (t *tx) dirty() bool { return t.writes != nil || t.seqUsed }
+
+// retryRead runs a read-only request again while the cluster answers
+// that it is electing a leader, until ctx (the request's own deadline)
+// ends: a read has no effect to repeat, and an election takes a moment,
+// in which a member lost costs no request.
+func retryRead[T any](ctx context.Context, do func() (T, error)) (T, error) {
+	for attempt := 1; ; attempt++ {
+		v, err := do()
+		if err == nil || !electing(err) {
+			return v, err
+		}
+		select {
+		case <-ctx.Done():
+			return v, err
+		case <-time.After(time.Duration(min(attempt, 10)) * 20 * time.Millisecond):
+		}
+	}
+}
+
+// electing reports whether err says the cluster is between leaders.
+func electing(err error) bool {
+	if err == nil {
+		return false
+	}
+	if errors.Is(err, rpctypes.ErrLeaderChanged) || errors.Is(err, rpctypes.ErrNoLeader) {
+		return true
+	}
+	desc := rpctypes.ErrorDesc(err)
+	return desc == rpctypes.ErrorDesc(rpctypes.ErrGRPCLeaderChanged) || desc == rpctypes.ErrorDesc(rpctypes.ErrGRPCNoLeader)
+}
