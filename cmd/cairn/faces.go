@@ -80,10 +80,11 @@ func newRouterWith(ctx context.Context, st *objstore.Store, parts *catalogParts,
 		return nil, err
 	}
 	user, password := rootCredentials(log)
-	users, err := iam.OpenDirectory(ctx, st, user, password)
+	users, err := iam.OpenDirectory(ctx, st, user, password, log.With().Str("component", "iam").Logger())
 	if err != nil {
 		return nil, err
 	}
+	users.Follow(ctx) // users changed on other nodes of a cluster
 	s3o := s3.Options{
 		Users:   users,
 		Domains: domains(),

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/rs/zerolog"
+
 	"github.com/cairnstore/cairn/catalog"
 	"github.com/cairnstore/cairn/frontends/iceberg"
 	"github.com/cairnstore/cairn/frontends/s3/iam"
@@ -48,7 +50,7 @@ func newTestUsers(t *testing.T, policies map[string]string) *iam.Directory {
 	ctx := context.Background()
 	st := storetest.Open(t, objstore.Options{Dir: t.TempDir(), DriveCount: 1, BlockSize: 64 << 10, NoBackground: true})
 	t.Cleanup(func() { _ = st.Close() })
-	users, err := iam.OpenDirectory(ctx, st, "rootkey", "rootsecret")
+	users, err := iam.OpenDirectory(ctx, st, "rootkey", "rootsecret", zerolog.Nop())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rs/zerolog"
+
 	"github.com/cairnstore/cairn/frontends/s3/iam"
 	"github.com/cairnstore/cairn/frontends/s3/sigv4"
 	"github.com/cairnstore/cairn/objstore"
@@ -28,7 +30,7 @@ func testServerWith(t testing.TB, opt Options) (*Server, *objstore.Store) {
 	t.Helper()
 	ctx := context.Background()
 	st := storetest.Open(t, objstore.Options{Dir: t.TempDir(), DriveCount: 1, Parity: -1, NoBackground: true})
-	users, err := iam.OpenDirectory(ctx, st, "root", "rootsecret")
+	users, err := iam.OpenDirectory(ctx, st, "root", "rootsecret", zerolog.Nop())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/rs/zerolog"
+
 	"github.com/cairnstore/cairn/objstore"
 	"github.com/cairnstore/cairn/objstore/storetest"
 )
@@ -14,7 +16,7 @@ import (
 func TestInlinePolicies(t *testing.T) {
 	ctx := context.Background()
 	st := storetest.Open(t, objstore.Options{Dir: t.TempDir(), DriveCount: 1, Parity: -1, NoBackground: true})
-	d, err := OpenDirectory(ctx, st, "root", "rootsecret")
+	d, err := OpenDirectory(ctx, st, "root", "rootsecret", zerolog.Nop())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -66,7 +68,7 @@ func TestInlinePolicies(t *testing.T) {
 	}
 	// The inline policies are in the user's record: a reopened directory
 	// has them.
-	d2, err := OpenDirectory(ctx, st, "root", "rootsecret")
+	d2, err := OpenDirectory(ctx, st, "root", "rootsecret", zerolog.Nop())
 	if err != nil {
 		t.Fatal(err)
 	}

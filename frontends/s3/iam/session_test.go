@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rs/zerolog"
+
 	"github.com/cairnstore/cairn/frontends/s3/access"
 )
 
@@ -44,7 +46,7 @@ func TestSessions(t *testing.T) {
 		t.Fatal("the session's policy does not say what it said")
 	}
 	// The key is stored: another directory on the store checks the token.
-	d2, err := OpenDirectory(ctx, st, "root", "rootsecret")
+	d2, err := OpenDirectory(ctx, st, "root", "rootsecret", zerolog.Nop())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -13,6 +13,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/rs/zerolog"
+
 	"github.com/cairnstore/cairn/frontends/s3/access"
 	"github.com/cairnstore/cairn/objstore"
 )
@@ -55,12 +57,15 @@ type Directory struct {
 	root, rootSecret string
 	sessionKey       []byte // signs session tokens and derives their secrets (session.go)
 
+	log zerolog.Logger
+
 	mu    sync.RWMutex // protects users
 	users map[string]entry
 }
 
-// OpenDirectory loads the users from the store.
-func OpenDirectory(ctx context.Context, store *objstore.Store, rootUser, rootSecret string) (*Directory, error) {
+// OpenDirectory loads the users from the store; log receives what goes
+// wrong keeping them up to date (Follow).
+func OpenDirectory(ctx context.Context, store *objstore.Store, rootUser, rootSecret string, log zerolog.Logger) (*Directory, error) {
 	if err := store.EnsureSystemBucket(ctx, Bucket); err != nil {
 		return nil, err
 	}
@@ -68,29 +73,42 @@ func OpenDirectory(ctx context.Context, store *objstore.Store, rootUser, rootSec
 	if err != nil {
 		return nil, fmt.Errorf("session key: %w", err)
 	}
-	d := &Directory{store: store, root: rootUser, rootSecret: rootSecret, sessionKey: key, users: map[string]entry{}}
+	d := &Directory{store: store, root: rootUser, rootSecret: rootSecret, sessionKey: key, users: map[string]entry{}, log: log}
+	if err := d.loadAll(ctx); err != nil {
+		return nil, err
+	}
+	return d, nil
+}
+
+// loadAll replaces the users in memory with the store's.
+func (d *Directory) loadAll(ctx context.Context) error {
+	users := map[string]entry{}
 	after := ""
 	for {
-		page, err := store.List(ctx, Bucket, objstore.ListOptions{Prefix: "users/", After: after})
+		page, err := d.store.List(ctx, Bucket, objstore.ListOptions{Prefix: "users/", After: after})
 		if err != nil {
-			return nil, err
+			return err
 		}
 		for _, o := range page.Objects {
 			u, err := d.load(ctx, o.Key)
 			if err != nil {
-				return nil, err
+				return err
 			}
 			p, err := effective(u)
 			if err != nil {
-				return nil, fmt.Errorf("user %s: %w", u.AccessKey, err)
+				return fmt.Errorf("user %s: %w", u.AccessKey, err)
 			}
-			d.users[u.AccessKey] = entry{u, p}
+			users[u.AccessKey] = entry{u, p}
 		}
 		if !page.IsTruncated {
-			return d, nil
+			break
 		}
 		after = page.NextMarker
 	}
+	d.mu.Lock()
+	d.users = users
+	d.mu.Unlock()
+	return nil
 }
 
 func (d *Directory) load(ctx context.Context, key string) (User, error) {
@@ -128,6 +146,11 @@ func (d *Directory) Secret(accessKey string) (string, bool) {
 	d.mu.RUnlock()
 	if !ok && IsSessionKey(accessKey) {
 		return d.sessionSecret(accessKey), true
+	}
+	if !ok && d.missed(accessKey) { // added elsewhere an instant ago (follow.go)
+		d.mu.RLock()
+		e, ok = d.users[accessKey]
+		d.mu.RUnlock()
 	}
 	return e.user.SecretKey, ok
 }

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"testing"
 
+	"github.com/rs/zerolog"
+
 	"github.com/cairnstore/cairn/objstore"
 	"github.com/cairnstore/cairn/objstore/storetest"
 )
@@ -19,7 +21,7 @@ func testStoreOptions(dir string) objstore.Options {
 func openTestDirectory(tb testing.TB, dir string) (*Directory, *objstore.Store) {
 	tb.Helper()
 	st := storetest.Open(tb, testStoreOptions(dir))
-	d, err := OpenDirectory(context.Background(), st, "root", "rootsecret")
+	d, err := OpenDirectory(context.Background(), st, "root", "rootsecret", zerolog.Nop())
 	if err != nil {
 		tb.Fatal(err)
 	}

@@ -1,0 +1,69 @@
+package iam
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/rs/zerolog"
+)
+
+// TestDirectoriesOfTwoNodes: two directories on one store, as the nodes
+// of a cluster keep them: a user added through one signs at once through
+// the other (the miss reads the store), and, with Follow, a policy put
+// or a user removed through one reaches the other; without Follow the
+// other keeps its stale copy (the control case: the test can fail).
+func TestDirectoriesOfTwoNodes(t *testing.T) {
+	ctx := t.Context()
+	a, st := openTestDirectory(t, t.TempDir())
+	b, err := OpenDirectory(ctx, st, "root", "rootsecret", zerolog.Nop())
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := OpenDirectory(ctx, st, "root", "rootsecret", zerolog.Nop()) // does not follow
+	if err != nil {
+		t.Fatal(err)
+	}
+	b.Follow(ctx)
+	if err := a.Add(ctx, User{AccessKey: "alice", SecretKey: "alicesecret", Policy: ReadOnly}); err != nil {
+		t.Fatal(err)
+	}
+	for _, d := range []*Directory{b, c} {
+		if s, ok := d.Secret("alice"); !ok || s != "alicesecret" {
+			t.Fatalf("a user added on another node: secret %q, %v", s, ok)
+		}
+	}
+	if _, ok := b.Secret("nobody"); ok {
+		t.Fatal("an unknown access key was found")
+	}
+	doc := []byte(`{"Version":"2012-10-17","Statement":[{"Effect":"Allow","Action":"s3:PutObject","Resource":"arn:aws:s3:::drop/*"}]}`)
+	if err := a.PutUserPolicy(ctx, "alice", "drop", doc); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "the policy put on a reaches b", func() bool {
+		return b.Authorize("alice", "s3:PutObject", "arn:aws:s3:::drop/x")
+	})
+	if c.Authorize("alice", "s3:PutObject", "arn:aws:s3:::drop/x") {
+		t.Fatal("a directory that does not follow saw the policy: the test cannot tell")
+	}
+	if err := a.Remove(ctx, "alice"); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "the removal on a reaches b", func() bool {
+		_, ok := b.Secret("alice")
+		return !ok
+	})
+}
+
+func eventually(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
+	defer cancel()
+	for !cond() {
+		select {
+		case <-ctx.Done():
+			t.Fatalf("timed out waiting for %s", what)
+		case <-time.After(5 * time.Millisecond):
+		}
+	}
+}
