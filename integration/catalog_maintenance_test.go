@@ -268,8 +268,7 @@ func TestCatalogMaintenance(t *testing.T) {
 	if r.code != 0 || !strings.Contains(r.stdout, "icebergCompaction") || !strings.Contains(r.stdout, "Successful") {
 		t.Errorf("maintenance status: exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
 	}
-	metrics := doRaw(t, newRaw(t, http.MethodGet, s.url("/metrics"), nil))
-	if !strings.Contains(string(metrics.body), `cairn_catalog_maintenance_runs_total{job="icebergCompaction",outcome="success"}`) {
+	if !strings.Contains(allMetrics(t, s), `cairn_catalog_maintenance_runs_total{job="icebergCompaction",outcome="success"}`) {
 		t.Errorf("/metrics has no maintenance runs")
 	}
 }

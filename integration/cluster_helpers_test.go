@@ -186,7 +186,7 @@ func (c *testCluster) clusterProxy() *server {
 	c.t.Cleanup(hs.Close)
 	first := c.nodes[0]
 	return &server{t: c.t, addr: ln.Addr().String(), data: first.data, cmd: first.cmd,
-		stdout: first.stdout, stderr: first.stderr, done: first.done}
+		stdout: first.stdout, stderr: first.stderr, done: first.done, cluster: c}
 }
 
 // clusterNodes is how many nodes CAIRN_TEST_CLUSTER asks for; zero for
@@ -228,3 +228,18 @@ func (w lowerMetaWriter) WriteHeader(code int) {
 
 // Unwrap lets http.ResponseController reach the writer's Flush.
 func (w lowerMetaWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
+
+// allMetrics returns the /metrics of s, or of every node behind a
+// cluster's proxy, one after the other.
+func allMetrics(t *testing.T, s *server) string {
+	t.Helper()
+	servers := []*server{s}
+	if s.cluster != nil {
+		servers = s.cluster.nodes
+	}
+	var b strings.Builder
+	for _, n := range servers {
+		b.Write(doRaw(t, newRaw(t, http.MethodGet, n.url("/metrics"), nil)).body)
+	}
+	return b.String()
+}

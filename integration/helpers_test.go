@@ -158,6 +158,9 @@ type server struct {
 	stderr *syncBuffer
 	done   chan struct{} // closed when the process has exited
 	err    error         // Wait's result, valid after done
+	// cluster is set on a cluster's proxy (CAIRN_TEST_CLUSTER): the
+	// nodes behind it.
+	cluster *testCluster
 }
 
 // startServer starts `cairn serve --data data --address <free port>` plus

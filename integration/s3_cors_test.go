@@ -253,6 +253,11 @@ func TestS3CORS(t *testing.T) {
 // consistent.
 func browserFsck(t *testing.T, s *server) {
 	t.Helper()
+	if s.cluster != nil {
+		s.cluster.stopAll()
+		s.cluster.fsck()
+		return
+	}
 	if code := s.stop(stopTimeout); code != 0 {
 		t.Fatalf("cairn serve exited %d after SIGTERM", code)
 	}

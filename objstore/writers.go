@@ -31,6 +31,11 @@ import (
 // reports them. WriterID zero is the single writer of a store of its
 // own: every id and segment is its.
 
+// Shared reports whether other processes write through this store's
+// index and drives (it is one node of a cluster): what a face keeps in
+// memory of the store may then change under it.
+func (s *Store) Shared() bool { return s.opt.WriterID != 0 }
+
 // writerShift places the writer id in a pack segment number.
 const writerShift = 48
 

@@ -15,9 +15,12 @@ import (
 // each keeps them in memory. Two things keep a node's copy true to the
 // store: Follow applies the changes the store's watch reports (a user
 // added, changed or removed on another node reaches it within the
-// watch's delay, milliseconds), and Secret reads the store for an access
-// key it does not know (a user added elsewhere an instant ago signs its
-// first request here), so that a new user is never refused for the delay.
+// watch's delay, milliseconds), and Secret, which every signed request
+// calls first, reads the store for an access key it does not know (a
+// user added elsewhere an instant ago) and, on a store other processes
+// write to (objstore.Store.Shared), compares the record's ETag with its
+// copy's, so that a request sent after a change answered elsewhere is
+// judged by the change: one index read per request, on a cluster only.
 
 // missTimeout bounds the store read of an access key the directory does
 // not know (Secret has no context of its own: it answers the signature
@@ -63,7 +66,7 @@ func (d *Directory) refresh(ctx context.Context, key string) bool {
 	if !ok {
 		return false
 	}
-	u, err := d.load(ctx, key)
+	u, etag, err := d.load(ctx, key)
 	if errors.Is(err, objstore.ErrNoSuchKey) {
 		d.mu.Lock()
 		delete(d.users, ak)
@@ -87,18 +90,38 @@ func (d *Directory) refresh(ctx context.Context, key string) bool {
 		return known
 	}
 	d.mu.Lock()
-	d.users[ak] = entry{u, p}
+	d.users[ak] = entry{u, p, etag}
 	d.mu.Unlock()
 	return true
 }
 
-// missed reads an access key the directory does not know from the
-// store, and reports whether the user exists after all.
-func (d *Directory) missed(accessKey string) bool {
+// fresh makes the copy of accessKey's user true to the store first, on a
+// store other processes write to.
+func (d *Directory) fresh(accessKey string) {
+	if !d.store.Shared() {
+		return
+	}
+	d.mu.RLock()
+	e := d.users[accessKey]
+	d.mu.RUnlock()
+	d.check(accessKey, e.etag)
+}
+
+// check compares an access key's record in the store with the copy in
+// memory (etag, empty for none) and reloads it when they differ; it
+// reports whether it reloaded.
+func (d *Directory) check(accessKey, etag string) bool {
 	if !accessKeyRe.MatchString(accessKey) {
 		return false
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), missTimeout)
 	defer cancel()
-	return d.refresh(ctx, userKey(accessKey))
+	if etag != "" {
+		info, err := d.store.Head(ctx, Bucket, userKey(accessKey), objstore.GetOptions{})
+		if err == nil && info.ETag == etag {
+			return false
+		}
+	}
+	d.refresh(ctx, userKey(accessKey))
+	return true
 }

@@ -6,6 +6,8 @@ import (
 	"time"
 
 	"github.com/rs/zerolog"
+
+	"github.com/cairnstore/cairn/objstore/storetest"
 )
 
 // TestDirectoriesOfTwoNodes: two directories on one store, as the nodes
@@ -65,5 +67,49 @@ func eventually(t *testing.T, what string, cond func() bool) {
 			t.Fatalf("timed out waiting for %s", what)
 		case <-time.After(5 * time.Millisecond):
 		}
+	}
+}
+
+// TestDirectoriesOfASharedStore: on a store other processes write to
+// (Shared), a request signed right after a change made through another
+// directory is judged by the change, without Follow.
+func TestDirectoriesOfASharedStore(t *testing.T) {
+	ctx := t.Context()
+	opt := testStoreOptions(t.TempDir())
+	opt.WriterID = 1
+	st := storetest.Open(t, opt)
+	if !st.Shared() {
+		t.Fatal("a store with a writer id is not shared")
+	}
+	var dirs [2]*Directory
+	for i := range dirs {
+		d, err := OpenDirectory(ctx, st, "root", "rootsecret", zerolog.Nop())
+		if err != nil {
+			t.Fatal(err)
+		}
+		dirs[i] = d
+	}
+	a, b := dirs[0], dirs[1]
+	if err := a.Add(ctx, User{AccessKey: "alice", SecretKey: "alicesecret", Policy: ReadOnly}); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := b.Secret("alice"); !ok {
+		t.Fatal("a user added through another directory is unknown")
+	}
+	doc := []byte(`{"Version":"2012-10-17","Statement":[{"Effect":"Deny","Action":"s3:GetObject","Resource":"arn:aws:s3:::*"}]}`)
+	if err := a.PutUserPolicy(ctx, "alice", "deny", doc); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := b.Secret("alice"); !ok {
+		t.Fatal("alice unknown after her policy changed")
+	}
+	if b.Authorize("alice", "s3:GetObject", "arn:aws:s3:::bkt/x") {
+		t.Fatal("a request after the Deny put elsewhere is allowed")
+	}
+	if err := a.Remove(ctx, "alice"); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := b.Secret("alice"); ok {
+		t.Fatal("a user removed through another directory still signs")
 	}
 }

@@ -96,6 +96,7 @@ func (d *Directory) DeleteUserPolicy(ctx context.Context, user, name string) err
 
 // GetUserPolicy returns the user's inline policy name as it was put.
 func (d *Directory) GetUserPolicy(user, name string) (string, error) {
+	d.fresh(user)
 	d.mu.RLock()
 	defer d.mu.RUnlock()
 	e, ok := d.users[user]
@@ -112,6 +113,7 @@ func (d *Directory) GetUserPolicy(user, name string) (string, error) {
 // ListUserPolicies returns the names of the user's inline policies,
 // sorted.
 func (d *Directory) ListUserPolicies(user string) ([]string, error) {
+	d.fresh(user)
 	d.mu.RLock()
 	defer d.mu.RUnlock()
 	e, ok := d.users[user]
@@ -125,6 +127,7 @@ func (d *Directory) ListUserPolicies(user string) ([]string, error) {
 // directory's lock is held across the store write, so that updates of one
 // user apply in order (lock order: Directory.mu, then the store's).
 func (d *Directory) update(ctx context.Context, user string, fn func(*User) error) error {
+	d.fresh(user) // not a stale copy's change over another node's
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	e, ok := d.users[user]
@@ -150,10 +153,11 @@ func (d *Directory) update(ctx context.Context, user string, fn func(*User) erro
 	if err != nil {
 		return err
 	}
-	if _, err := d.store.Put(ctx, Bucket, "users/"+u.AccessKey+".json", bytes.NewReader(raw), int64(len(raw)),
-		objstore.PutOptions{ContentType: "application/json"}); err != nil {
+	info, err := d.store.Put(ctx, Bucket, userKey(u.AccessKey), bytes.NewReader(raw), int64(len(raw)),
+		objstore.PutOptions{ContentType: "application/json"})
+	if err != nil {
 		return fmt.Errorf("iam: write user %s: %w", user, err)
 	}
-	d.users[user] = entry{u, p}
+	d.users[user] = entry{u, p, info.ETag}
 	return nil
 }

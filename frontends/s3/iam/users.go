@@ -48,6 +48,7 @@ type User struct {
 type entry struct {
 	user   User
 	policy Policy
+	etag   string // of the record it was loaded from; empty when unknown
 }
 
 // Directory is the set of users, cached in memory and written through to
@@ -90,7 +91,7 @@ func (d *Directory) loadAll(ctx context.Context) error {
 			return err
 		}
 		for _, o := range page.Objects {
-			u, err := d.load(ctx, o.Key)
+			u, etag, err := d.load(ctx, o.Key)
 			if err != nil {
 				return err
 			}
@@ -98,7 +99,7 @@ func (d *Directory) loadAll(ctx context.Context) error {
 			if err != nil {
 				return fmt.Errorf("user %s: %w", u.AccessKey, err)
 			}
-			users[u.AccessKey] = entry{u, p}
+			users[u.AccessKey] = entry{u, p, etag}
 		}
 		if !page.IsTruncated {
 			break
@@ -111,21 +112,22 @@ func (d *Directory) loadAll(ctx context.Context) error {
 	return nil
 }
 
-func (d *Directory) load(ctx context.Context, key string) (User, error) {
+// load reads the user record of store key key, and its ETag.
+func (d *Directory) load(ctx context.Context, key string) (User, string, error) {
 	r, err := d.store.Open(ctx, Bucket, key, objstore.GetOptions{})
 	if err != nil {
-		return User{}, err
+		return User{}, "", err
 	}
 	defer func() { _ = r.Close() }()
 	raw, err := io.ReadAll(r)
 	if err != nil {
-		return User{}, err
+		return User{}, "", err
 	}
 	var u User
 	if err := json.Unmarshal(raw, &u); err != nil {
-		return User{}, fmt.Errorf("%s: %w", key, err)
+		return User{}, "", fmt.Errorf("%s: %w", key, err)
 	}
-	return u, nil
+	return u, r.Info().ETag, nil
 }
 
 func policyOf(s string) (Policy, error) {
@@ -147,7 +149,7 @@ func (d *Directory) Secret(accessKey string) (string, bool) {
 	if !ok && IsSessionKey(accessKey) {
 		return d.sessionSecret(accessKey), true
 	}
-	if !ok && d.missed(accessKey) { // added elsewhere an instant ago (follow.go)
+	if (!ok || d.store.Shared()) && d.check(accessKey, e.etag) { // changed elsewhere an instant ago (follow.go)
 		d.mu.RLock()
 		e, ok = d.users[accessKey]
 		d.mu.RUnlock()
@@ -188,6 +190,7 @@ func (d *Directory) Exists(accessKey string) bool {
 	if accessKey == d.root {
 		return true
 	}
+	d.fresh(accessKey)
 	d.mu.RLock()
 	defer d.mu.RUnlock()
 	_, ok := d.users[accessKey]
@@ -240,7 +243,7 @@ func (d *Directory) Add(ctx context.Context, u User) error {
 	}
 	u.Created = time.Now().UTC()
 	raw, _ := json.Marshal(u)
-	_, err = d.store.Put(ctx, Bucket, "users/"+u.AccessKey+".json", bytes.NewReader(raw), int64(len(raw)),
+	info, err := d.store.Put(ctx, Bucket, userKey(u.AccessKey), bytes.NewReader(raw), int64(len(raw)),
 		objstore.PutOptions{ContentType: "application/json", IfNoneMatch: "*"})
 	if errors.Is(err, objstore.ErrPreconditionFailed) {
 		return fmt.Errorf("%w: %s", ErrUserExists, u.AccessKey)
@@ -249,13 +252,14 @@ func (d *Directory) Add(ctx context.Context, u User) error {
 		return err
 	}
 	d.mu.Lock()
-	d.users[u.AccessKey] = entry{u, p}
+	d.users[u.AccessKey] = entry{u, p, info.ETag}
 	d.mu.Unlock()
 	return nil
 }
 
 // Remove deletes a user.
 func (d *Directory) Remove(ctx context.Context, accessKey string) error {
+	d.fresh(accessKey)
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	if _, ok := d.users[accessKey]; !ok {
@@ -270,6 +274,13 @@ func (d *Directory) Remove(ctx context.Context, accessKey string) error {
 
 // List returns the users sorted by access key, without their secrets.
 func (d *Directory) List() []User {
+	if d.store.Shared() {
+		ctx, cancel := context.WithTimeout(context.Background(), missTimeout)
+		if err := d.loadAll(ctx); err != nil {
+			d.log.Warn().Err(err).Msg("cannot reload the users; listing the copy in memory")
+		}
+		cancel()
+	}
 	d.mu.RLock()
 	defer d.mu.RUnlock()
 	out := make([]User, 0, len(d.users))
