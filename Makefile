@@ -82,6 +82,10 @@ console-deps:
 # (integration/engines/install.sh: a no-op once installed), then any
 # engine's own install script (integration/engines/*/install.sh), and
 # prints the cache directory. The tests find it through CAIRN_ENGINES.
+# The S3 client and catalog tests run a second time against three nodes on
+# 127.0.0.1-3 sharing one store over etcd (integration/cluster_helpers_test.go).
+CLUSTER_TESTS := ^(TestS3SDK|TestS3Minio|TestCLIAws|TestCLIBoto3|TestCLIRclone|TestCLIS3cmd|TestS3Behaviours|TestS3ACL|TestS3PolicyBoto3|TestSTSAssumeRole|TestIcebergClient)$$
+
 ENGINES ?= $(or $(CAIRN_ENGINES),$(or $(XDG_CACHE_HOME),$(HOME)/.cache)/cairn/engines)
 
 INSTALL_ENGINES = CAIRN_ENGINES='$(ENGINES)' bash integration/engines/install.sh >&2 || exit 1; \
@@ -123,6 +127,7 @@ test: deps
 	fi; \
 	echo "$(GO) test -race -count=1 -timeout 35m ./integration/ (CAIRN_ENGINES=$${CAIRN_ENGINES:-unset} CAIRN_PLAYWRIGHT=$${CAIRN_PLAYWRIGHT:-unset})"; \
 	$(GO) test -race -count=1 -timeout 35m ./integration/
+	CAIRN_TEST_CLUSTER=3 $(GO) test -count=1 -timeout 20m -run '$(CLUSTER_TESTS)' ./integration/
 
 bench:
 	$(GO) test -run '^$$' -bench . -benchtime $(BENCHTIME) ./objstore/...

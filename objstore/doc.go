@@ -181,6 +181,15 @@
 // recorded in the index (lease.go), since it cannot see other processes'
 // pins.
 //
+// # Writers in other processes
+//
+// With Options.WriterID set (the nodes of a cluster), each process's data
+// ids and pack segments carry its id: its Open sweeps only its own
+// orphans, and it compacts and removes only its own segments
+// (writers.go). With Options.HealProbe set, the leader of the heal job
+// heals the whole store once a drive that was out answers again
+// (healscan.go).
+//
 // # Goroutines
 //
 // A Store runs, from Open to Close:
@@ -192,9 +201,10 @@
 //   - unless Options.NoBackground: the cleaner (cleaner.go), the healer
 //     (heal.go, fed by degraded reads through healq), the lifecycle runner
 //     (lifecycle.go), the segment compactor (segqueue.go: Open's scan of
-//     the versions, then the queue noteSegments fills) and, with
-//     ReaderGrace, the leaser (lease.go); Close cancels and waits for them
-//     first;
+//     the versions, then the queue noteSegments fills), with ReaderGrace
+//     the leaser (lease.go), with WriterID the pack upkeep of its own
+//     segments (cleaner.go's runPackTidy), and with HealProbe the heal
+//     scan (healscan.go); Close cancels and waits for them first;
 //   - per burst of asynchronous operations, one goroutine for the burst's
 //     small writes and one per other operation (burst.go, async.go);
 //     Close drains them before anything else;

@@ -24,10 +24,13 @@ import (
 const clusterLong = `The nodes that share a store's index on etcd.
 
 status reads the cluster's state from etcd (--meta, the URL the nodes serve
-with): the registered nodes, each with its addresses, drives, version, start
+with): the nodes and drives the store was formatted for (a cluster's), the
+registered nodes, each with its addresses, its own drives, version, start
 time and how long its registration lasts unless renewed (a node that stopped
-answering disappears after that), and which node leads each background job
-(the cleaner, lifecycle, the segment compactor). It needs no running Cairn.`
+answering disappears after that), which node leads each background job (the
+cleaner, lifecycle, the segment compactor, heal), and whether a heal of the
+whole store is due (a drive was out; the heal leader heals once every drive
+answers). It needs no running Cairn.`
 
 // clusterStatusOptions are the flags of "cairn admin cluster status".
 type clusterStatusOptions struct {

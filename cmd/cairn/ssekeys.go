@@ -34,7 +34,7 @@ const masterKeyEnv = "CAIRN_SSE_MASTER_KEY"
 const generatedMasterKey = "sse-master.key"
 
 func (f *sseFlags) register(fs *pflag.FlagSet) {
-	fs.StringVar(&f.MasterKeyFile, "sse-master-key-file", "", "`file` holding the SSE-S3 master key (32 bytes, hex or base64; default $"+masterKeyEnv+", else DATA/"+generatedMasterKey+", generated on first start)")
+	fs.StringVar(&f.MasterKeyFile, "sse-master-key-file", "", "`file` holding the SSE-S3 master key (32 bytes, hex or base64; default $"+masterKeyEnv+", else on a cluster one derived from the cluster secret, else DATA/"+generatedMasterKey+", generated on first start)")
 	fs.StringVar(&f.KeyRingFile, "sse-kms-keyring", "", "SSE-KMS key ring `file`: lines of \"name key\" (32-byte keys, hex or base64); the first is the default key")
 	fs.BoolVar(&f.SSECOverHTTP, "sse-c-over-http", false, "accept SSE-C keys over plain HTTP from any address (default: TLS or loopback only)")
 }
