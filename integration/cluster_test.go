@@ -270,6 +270,16 @@ func TestCluster(t *testing.T) {
 			t.Fatalf("%d of %d requests to a and b failed while c was killed; first: %v", len(errs), ops, errs[0])
 		}
 		t.Logf("%d requests to a and b around c's kill, none failed", ops)
+		// a's links to c's drives show it out.
+		metrics := allMetrics(t, c.nodes[0])
+		for _, want := range []string{`cairn_peer_requests_total{drive="1",node="b"}`, `cairn_peer_unreachable_total{drive="2",node="c"}`} {
+			if !strings.Contains(metrics, want) {
+				t.Fatalf("node a's /metrics have no %s", want)
+			}
+		}
+		if strings.Contains(metrics, `cairn_peer_unreachable_total{drive="2",node="c"} 0`) {
+			t.Fatal("node a's link to c's drive 2 counts no unreachable request with c killed")
+		}
 		objs.check(t, a, "with c down, through a")
 		objs.check(t, b, "with c down, through b")
 		c.startNode(2).waitReady(readyTimeout + 30*time.Second)

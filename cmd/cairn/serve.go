@@ -246,6 +246,7 @@ func runServe(ctx context.Context, o serveOptions, d deps) (err error) {
 
 	mx := newServerMetrics() // storemetrics.go: the mount's requests and the store's health
 	mx.etcd, _ = sopt.Index.(*etcd.Index)
+	mx.member = member
 	if o.Mount != "" {
 		tree := control.StoreTree(st).Add("catalog", catalogctl.Tree(parts.controls()))
 		m, err := startMount(ctx, st, sopt.Dir, o.Mount, o.MountOpt, tree, logger, mx.mountOption())

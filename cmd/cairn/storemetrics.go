@@ -14,6 +14,7 @@ import (
 	cairnfs "github.com/cairnstore/cairn/fs"
 	"github.com/cairnstore/cairn/objstore"
 	"github.com/cairnstore/cairn/objstore/blockcache"
+	"github.com/cairnstore/cairn/objstore/cluster"
 	"github.com/cairnstore/cairn/objstore/meta/etcd"
 )
 
@@ -32,6 +33,9 @@ type serverMetrics struct {
 	// etcd is the store's index when it is on etcd, whose counters are
 	// exported too; nil on bbolt.
 	etcd *etcd.Index
+	// member is this node's view of a cluster's drives, whose peer links
+	// are exported too; nil for a store of one node.
+	member *cluster.Member
 }
 
 func newServerMetrics() *serverMetrics {
@@ -51,6 +55,11 @@ func (mx *serverMetrics) register(reg prometheus.Registerer, st *objstore.Store,
 	}
 	if err := registerIndexMetrics(reg, mx.etcd); err != nil {
 		return err
+	}
+	if mx.member != nil {
+		if err := reg.Register(newPeerCollector(mx.member)); err != nil {
+			return err
+		}
 	}
 	cs := []prometheus.Collector{
 		newStoreCollector(st),

@@ -24,6 +24,6 @@
 // objstore itself: the store sees only Options.OpenDrive and
 // Options.WriterID.
 //
-// Locks: Member.mu protects the local drives opened so far; nothing else
-// is locked.
+// Locks: Member.mu protects the drives opened so far (local and peer);
+// nothing else is locked.
 package cluster

@@ -20,8 +20,16 @@ type Member struct {
 	secret  []byte
 	timeout time.Duration
 
-	mu    sync.Mutex // protects local
+	mu    sync.Mutex // protects local and peers
 	local map[int]drive.Drive
+	peers map[int]*peer.Drive // the other nodes' slots, as opened
+}
+
+// Link is one of the other nodes' drives as this node reaches it.
+type Link struct {
+	Node  string // the node that holds it
+	Slot  int
+	Stats peer.Stats
 }
 
 // NewMember returns the view of node self (a name in topo) whose data
@@ -38,7 +46,7 @@ func NewMember(topo Topology, self, dir string, secret []byte, timeout time.Dura
 	if len(secret) < peer.MinSecretLen {
 		return nil, fmt.Errorf("%w: the cluster secret has %d bytes, at least %d needed", ErrTopology, len(secret), peer.MinSecretLen)
 	}
-	return &Member{topo: topo, self: i, dir: dir, secret: secret, timeout: timeout, local: map[int]drive.Drive{}}, nil
+	return &Member{topo: topo, self: i, dir: dir, secret: secret, timeout: timeout, local: map[int]drive.Drive{}, peers: map[int]*peer.Drive{}}, nil
 }
 
 // Self is this node.
@@ -78,7 +86,23 @@ func (m *Member) OpenDrive(_ context.Context, set string, slot int) (drive.Drive
 	if err != nil {
 		return nil, false, err
 	}
+	m.mu.Lock()
+	m.peers[slot] = d
+	m.mu.Unlock()
 	return d, false, nil
+}
+
+// Links returns the other nodes' drives opened so far, by slot, with the
+// counters of their links.
+func (m *Member) Links() []Link {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	out := make([]Link, 0, len(m.peers))
+	for slot, d := range m.peers {
+		out = append(out, Link{Node: m.topo.Nodes[m.topo.Owner(slot)].Name, Slot: slot, Stats: d.Stats()})
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Slot < out[j].Slot })
+	return out
 }
 
 // Server returns the peer server of the local drives opened so far (all

@@ -31,6 +31,7 @@ type Drive struct {
 	errStalled error // the cause of an exchange ended for exceeding timeout
 	cooldown   time.Duration
 	downUntil  atomic.Int64 // Unix nanoseconds until which calls fail at once
+	stats      counters
 }
 
 var _ drive.Drive = (*Drive)(nil)
@@ -128,6 +129,7 @@ func (d *Drive) transportErr(ctx context.Context, err error) error {
 
 // markDown starts the cooldown: calls fail at once until it ends.
 func (d *Drive) markDown() {
+	d.stats.unreachable.Add(1)
 	if d.cooldown > 0 {
 		d.downUntil.Store(time.Now().Add(d.cooldown).UnixNano())
 	}
@@ -140,6 +142,7 @@ func (d *Drive) cooling() error {
 	if until == 0 || time.Now().UnixNano() >= until {
 		return nil
 	}
+	d.stats.unreachable.Add(1)
 	return fmt.Errorf("%s: %w: it did not answer less than %v ago; tried again after that", d.desc, ErrUnreachable, d.cooldown)
 }
 
@@ -155,11 +158,16 @@ func (d *Drive) do(ctx context.Context, req *http.Request) (*http.Response, erro
 	if err := d.cooling(); err != nil {
 		return nil, err
 	}
+	d.stats.requests.Add(1)
+	if req.ContentLength > 0 {
+		d.stats.sent.Add(uint64(req.ContentLength))
+	}
 	resp, err := d.hc.Do(req)
 	if err != nil {
 		return nil, d.transportErr(ctx, err)
 	}
 	if resp.StatusCode/100 != 2 {
+		d.stats.refused.Add(1)
 		return nil, remoteError(d.desc, resp)
 	}
 	return resp, nil

@@ -84,6 +84,7 @@ func (r *reader) readOnce(p []byte, off int64) (n int, eof bool, err error) {
 		return 0, false, r.d.badAnswer("read of %d bytes answered with %d (end of file: %v)", len(p), resp.ContentLength, eof)
 	}
 	n, err = io.ReadFull(resp.Body, p[:resp.ContentLength])
+	r.d.stats.received.Add(uint64(n))
 	if err != nil {
 		return n, false, r.d.transportErr(ctx, err)
 	}

@@ -69,12 +69,14 @@ func (d *Drive) openStream(ctx context.Context, sub string) (*stream, error) {
 	req.Header.Set("Expect", "100-continue")
 	req.GetBody = func() (io.ReadCloser, error) { return nil, errNotRewindable }
 	s := &stream{d: d, pw: pw, cancel: cancel, done: make(chan struct{})}
+	d.stats.requests.Add(1)
 	go func() {
 		defer close(s.done)
 		resp, err := d.hc.Do(req)
 		if err != nil {
 			s.res = d.transportErr(sctx, err)
 		} else if resp.StatusCode/100 != 2 {
+			d.stats.refused.Add(1)
 			s.res = remoteError(d.desc, resp)
 		} else {
 			drainClose(resp)
@@ -116,6 +118,7 @@ func (s *stream) WriteAt(p []byte, off int64) (int, error) {
 		}
 		s.frames++
 		s.bytes += uint64(len(chunk))
+		s.d.stats.sent.Add(uint64(len(chunk)))
 		n += len(chunk)
 	}
 	return n, nil
