@@ -203,15 +203,6 @@ func clusterNodes(t testing.TB) int {
 	return n
 }
 
-// onlySingle skips a test that cannot run on a cluster (it restarts its
-// server, or reads the data directory) when CAIRN_TEST_CLUSTER is set.
-func onlySingle(t testing.TB, why string) {
-	t.Helper()
-	if clusterNodes(t) > 0 {
-		t.Skipf("not on a cluster: %s", why)
-	}
-}
-
 // lowerMetaWriter writes the names of x-amz-meta-* headers in lower case.
 type lowerMetaWriter struct{ http.ResponseWriter }
 
