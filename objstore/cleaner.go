@@ -194,6 +194,15 @@ func (s *Store) startBackground() {
 	}
 }
 
+// RunLed runs run while this process leads job among those that share
+// an index that elects (the nodes of a cluster: exactly one runs it at a
+// time, and another takes over when it dies), and run itself otherwise,
+// until ctx ends. A face's own background job (the catalog's maintenance
+// scheduler) uses it.
+func (s *Store) RunLed(ctx context.Context, job string, run func(context.Context)) {
+	s.lead(job, run)(ctx)
+}
+
 // lead returns run to be run by one process at a time among those that
 // share an index that elects (meta.Elector: etcd), and run itself
 // otherwise: it waits for the lead of job, runs under it, and waits for

@@ -236,7 +236,8 @@ func runServe(ctx context.Context, o serveOptions, d deps) (err error) {
 		done := make(chan struct{})
 		go func() {
 			defer close(done)
-			parts.maint.Schedule(mctx, o.MaintenanceInterval)
+			// One node of a cluster maintains the tables at a time.
+			st.RunLed(mctx, "catalog-maintenance", func(ctx context.Context) { parts.maint.Schedule(ctx, o.MaintenanceInterval) })
 		}()
 		defer func() {
 			stop()
