@@ -42,7 +42,8 @@ type GlobalFence struct {
 // Fences keeps the fence documents and the locks of the cutover, and is
 // the catalog's write Gate for the object backing. The in-memory copy is
 // authoritative within the process: only this Fences writes the
-// documents, and it loads them at start.
+// documents, and it loads them at start; on a cluster, Enter reads them
+// again (shared.go).
 //
 // Locks: a warehouse write holds that warehouse's lock shared, a registry
 // write the global lock shared; a cutover takes the global lock and then
@@ -124,6 +125,11 @@ func (f *Fences) lock(wh string) *sync.RWMutex {
 func (f *Fences) Enter(ctx context.Context, wh string) (func(), error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
+	}
+	if f.store.Shared() { // another node may have put a fence up (shared.go)
+		if err := f.reload(ctx, wh); err != nil {
+			return nil, err
+		}
 	}
 	if wh == "" {
 		f.global.RLock()
