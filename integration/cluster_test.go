@@ -121,6 +121,29 @@ func clusterLoad(t *testing.T, objs *clusterObjects, prefix string, clients []*s
 	return ops, errs
 }
 
+// underLoad runs clusterLoad through clients while fault happens (half a
+// second in), until fault returns, and fails the test unless every
+// request succeeded; it returns how many there were.
+func underLoad(t *testing.T, objs *clusterObjects, prefix string, clients []*s3.Client, fault func()) int {
+	t.Helper()
+	stop := make(chan struct{})
+	var ops int
+	var errs []error
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		ops, errs = clusterLoad(t, objs, prefix, clients, stop)
+	}()
+	time.Sleep(500 * time.Millisecond)
+	fault()
+	close(stop)
+	<-done
+	if len(errs) > 0 {
+		t.Fatalf("%d of %d requests failed; first: %v", len(errs), ops, errs[0])
+	}
+	return ops
+}
+
 // TestCluster runs three Cairn nodes on 127.0.0.1-3 serving one store
 // over a three-member etcd, node a with the mount: an S3 write on b shows
 // on a's mount at once; a directory renamed on the mount is never half
@@ -253,22 +276,11 @@ func TestCluster(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
-		stop := make(chan struct{})
-		var ops int
-		var errs []error
-		done := make(chan struct{})
-		go func() {
-			defer close(done)
-			ops, errs = clusterLoad(t, objs, "kill", []*s3.Client{a, b}, stop)
-		}()
-		time.Sleep(time.Second)
-		c.nodes[2].kill()
-		time.Sleep(3 * time.Second)
-		close(stop)
-		<-done
-		if len(errs) > 0 {
-			t.Fatalf("%d of %d requests to a and b failed while c was killed; first: %v", len(errs), ops, errs[0])
-		}
+		ops := underLoad(t, objs, "kill", []*s3.Client{a, b}, func() {
+			time.Sleep(500 * time.Millisecond)
+			c.nodes[2].kill()
+			time.Sleep(3 * time.Second)
+		})
 		t.Logf("%d requests to a and b around c's kill, none failed", ops)
 		// a's links to c's drives show it out.
 		metrics := allMetrics(t, c.nodes[0])
@@ -289,23 +301,11 @@ func TestCluster(t *testing.T) {
 	})
 
 	t.Run("b stopped for 30 s", func(t *testing.T) {
-		stop := make(chan struct{})
-		var ops int
-		var errs []error
-		done := make(chan struct{})
-		go func() {
-			defer close(done)
-			ops, errs = clusterLoad(t, objs, "stopped", []*s3.Client{a, cc}, stop)
-		}()
-		time.Sleep(500 * time.Millisecond)
-		c.nodes[1].signal(syscall.SIGSTOP)
-		time.Sleep(30 * time.Second)
-		c.nodes[1].signal(syscall.SIGCONT)
-		close(stop)
-		<-done
-		if len(errs) > 0 {
-			t.Fatalf("%d of %d requests to a and c failed while b was stopped; first: %v", len(errs), ops, errs[0])
-		}
+		ops := underLoad(t, objs, "stopped", []*s3.Client{a, cc}, func() {
+			c.nodes[1].signal(syscall.SIGSTOP)
+			time.Sleep(30 * time.Second)
+			c.nodes[1].signal(syscall.SIGCONT)
+		})
 		t.Logf("%d requests to a and c while b was stopped for 30 s, none failed", ops)
 		c.nodes[1].waitReady(readyTimeout)
 		c.waitHealed()
@@ -313,22 +313,10 @@ func TestCluster(t *testing.T) {
 	})
 
 	t.Run("an etcd member lost", func(t *testing.T) {
-		stop := make(chan struct{})
-		var ops int
-		var errs []error
-		done := make(chan struct{})
-		go func() {
-			defer close(done)
-			ops, errs = clusterLoad(t, objs, "member", []*s3.Client{a, b, cc}, stop)
-		}()
-		time.Sleep(500 * time.Millisecond)
-		c.etcd.Members[1].Stop()
-		time.Sleep(3 * time.Second)
-		close(stop)
-		<-done
-		if len(errs) > 0 {
-			t.Fatalf("%d of %d requests failed while an etcd member was down; first: %v", len(errs), ops, errs[0])
-		}
+		ops := underLoad(t, objs, "member", []*s3.Client{a, b, cc}, func() {
+			c.etcd.Members[1].Stop()
+			time.Sleep(3 * time.Second)
+		})
 		t.Logf("%d requests while an etcd member was down, none failed", ops)
 		c.etcd.Members[1].Restart(t)
 	})

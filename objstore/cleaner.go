@@ -129,7 +129,13 @@ func (s *Store) maybeTidy(ctx context.Context, tidy bool) error {
 // runs on one of them, and a writer's active segment is known to it
 // alone.
 func (s *Store) runPackTidy(ctx context.Context) {
-	t := time.NewTicker(s.opt.CleanerInterval)
+	s.every(ctx, s.opt.CleanerInterval, s.tidyPacks, "pack segment upkeep")
+}
+
+// every runs fn every interval until ctx ends, logging its errors with
+// msg.
+func (s *Store) every(ctx context.Context, interval time.Duration, fn func(context.Context) error, msg string) {
+	t := time.NewTicker(interval)
 	defer t.Stop()
 	for {
 		select {
@@ -137,8 +143,8 @@ func (s *Store) runPackTidy(ctx context.Context) {
 			return
 		case <-t.C:
 		}
-		if err := s.tidyPacks(ctx); err != nil && ctx.Err() == nil {
-			s.log.Error().Err(err).Msg("pack segment upkeep")
+		if err := fn(ctx); err != nil && ctx.Err() == nil {
+			s.log.Error().Err(err).Msg(msg)
 		}
 	}
 }

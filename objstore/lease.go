@@ -139,18 +139,7 @@ func (s *Store) dropLeases(ctx context.Context) error {
 }
 
 func (s *Store) runLeaser(ctx context.Context) {
-	t := time.NewTicker(s.leaseEvery())
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-		}
-		if err := s.renewLeases(ctx); err != nil && ctx.Err() == nil {
-			s.log.Error().Err(err).Msg("readers of this process may lose data to another process's cleaner: check the index")
-		}
-	}
+	s.every(ctx, s.leaseEvery(), s.renewLeases, "readers of this process may lose data to another process's cleaner: check the index")
 }
 
 // leaseState is what the leases table says at one moment.
