@@ -84,15 +84,12 @@ type clusterNode struct {
 
 // runClusterStatus reads the nodes and leaders from etcd and prints them.
 func runClusterStatus(ctx context.Context, o clusterStatusOptions, d deps) error {
-	cfg, err := etcd.ParseURL(o.Meta)
+	idx, err := openEtcd(ctx, o.Meta)
 	if err != nil {
 		return err
 	}
-	idx, err := etcd.Open(ctx, cfg)
-	if err != nil {
-		return fmt.Errorf("open the index at %s: %w", cfg, err)
-	}
 	defer func() { _ = idx.Close() }()
+	cfg := idx.Config()
 	nodes, err := idx.Nodes(ctx)
 	if err != nil {
 		return err

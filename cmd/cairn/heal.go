@@ -60,13 +60,9 @@ func healCommand(done func(invocation)) *cobra.Command {
 // requestOnlineHeal records in the index that the serving nodes should
 // heal the whole store.
 func requestOnlineHeal(ctx context.Context, o healOptions, d deps) error {
-	cfg, err := etcd.ParseURL(o.Store.Meta)
+	idx, err := openEtcd(ctx, o.Store.Meta)
 	if err != nil {
 		return err
-	}
-	idx, err := etcd.Open(ctx, cfg)
-	if err != nil {
-		return fmt.Errorf("open the index at %s: %w", cfg, err)
 	}
 	defer func() { _ = idx.Close() }()
 	if err := objstore.RequestHealIn(ctx, idx); err != nil {

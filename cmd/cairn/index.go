@@ -49,6 +49,20 @@ func (s storeFlags) withMeta(ctx context.Context, opt objstore.Options) (_ objst
 	return opt, func() { _ = lock.Close() }, nil
 }
 
+// openEtcd opens the etcd index of --meta URL meta, for the commands
+// that read or write it without a store (cluster status, heal --online).
+func openEtcd(ctx context.Context, meta string) (*etcd.Index, error) {
+	cfg, err := etcd.ParseURL(meta)
+	if err != nil {
+		return nil, err
+	}
+	idx, err := etcd.Open(ctx, cfg)
+	if err != nil {
+		return nil, fmt.Errorf("open the index at %s: %w", cfg, err)
+	}
+	return idx, nil
+}
+
 // dataDirLock is the lock file of a data directory whose index is not
 // bbolt's.
 const dataDirLock = "cairn.lock"
