@@ -356,6 +356,11 @@ func TestCluster(t *testing.T) {
 	t.Logf("cluster status:\n%s", status.stdout)
 	stopMount(t, c.nodes[0], mnt)
 	c.stopAll()
+	// One node's data directory alone is not the store: refused.
+	res := runCairn(t, time.Minute, "admin", "fsck", "--meta", c.meta, "--data", c.dirs[0])
+	if res.code == 0 || !strings.Contains(res.stderr, "this store is a cluster's") {
+		t.Fatalf("fsck of one node's drives: exit %d\n%s%s", res.code, res.stdout, res.stderr)
+	}
 	c.fsck()
 }
 

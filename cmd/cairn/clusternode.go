@@ -130,6 +130,29 @@ func (c clusterFlags) join(ctx context.Context, s storeFlags, sopt objstore.Opti
 	return sopt, m, nil
 }
 
+// refuseCluster refuses to open a cluster's store (one whose index
+// records a topology) the way cmd, which is not serve, would on its own:
+// with the drives of this data directory alone. fsck and heal may open it
+// offline with every drive given (--drive, in drive order); mount may not
+// (serve --mount mounts a node of a cluster).
+func refuseCluster(ctx context.Context, cmd string, s storeFlags, opt objstore.Options) error {
+	if opt.Index == nil {
+		return nil
+	}
+	topo, ok, err := cluster.Load(ctx, opt.Index)
+	if err != nil || !ok {
+		return err
+	}
+	if cmd != "mount" && len(s.Drive) == topo.Slots() {
+		return nil
+	}
+	how := fmt.Sprintf("stop every node and give --drive once for each of its %d drives, in drive order (drive s is DATA/drives/ds on node s mod %d)", topo.Slots(), len(topo.Nodes))
+	if cmd == "mount" {
+		how = "mount it on a node with cairn serve --mount"
+	}
+	return fmt.Errorf("%w: this store is a cluster's (nodes %s): %s", objstore.ErrInvalidArgument, topo, how)
+}
+
 // servePeers serves m's local drives to its peers on its peer address
 // until stop is called.
 func servePeers(ctx context.Context, m *cluster.Member, logger zerolog.Logger) (stop func(), err error) {

@@ -59,6 +59,10 @@ func runFsck(ctx context.Context, o fsckOptions, d deps) error {
 		return err
 	}
 	defer unlock()
+	if err := refuseCluster(ctx, "admin fsck", o.Store, sopt); err != nil {
+		_ = sopt.Index.Close()
+		return err
+	}
 	bar := newProgress(d.stderr, d.tty)
 	rep, err := d.fsck(ctx, sopt, bar.update)
 	bar.finish()

@@ -88,6 +88,10 @@ func runHeal(ctx context.Context, o healOptions, d deps) error {
 		return err
 	}
 	defer unlock()
+	if err := refuseCluster(ctx, "admin heal", o.Store, sopt); err != nil {
+		_ = sopt.Index.Close()
+		return err
+	}
 	bar := newProgress(d.stderr, d.tty)
 	rep, err := d.heal(ctx, sopt, bar.update)
 	bar.finish()

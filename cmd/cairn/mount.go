@@ -87,6 +87,10 @@ func runMount(ctx context.Context, o mountOptions, d deps) (err error) {
 		return err
 	}
 	defer unlock()
+	if err := refuseCluster(ctx, "mount", o.Store, sopt); err != nil {
+		_ = sopt.Index.Close()
+		return err
+	}
 	st, err := d.open(ctx, sopt)
 	if err != nil {
 		return fmt.Errorf("open store %s: %w", sopt.Dir, err)
