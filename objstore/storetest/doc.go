@@ -13,7 +13,8 @@
 // that an engine passes the same suite as bbolt before the store may run
 // on it; and on drives that are not local (Engine.OpenDrive), so that the
 // store's portable paths pass it too; and on node a of a three-node
-// cluster (cluster_test.go): an etcd index on a three-member embedded
+// cluster (objstore/meta/etcd's storesuite_cluster_test.go, where tests
+// may embed etcd's server): an etcd index on a three-member embedded
 // etcd cluster, and six drives of which four are the other nodes',
 // reached through the peer API, with a's writer id (Engine.Options sets
 // what a cluster node's store needs beyond an index and drives). Each
