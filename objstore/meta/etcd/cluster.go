@@ -234,11 +234,24 @@ func (x *Index) Lead(ctx context.Context, job string) (context.Context, func(), 
 		return nil, nil, err
 	}
 	e := concurrency.NewElection(s, x.keys.prefix+"jobs/"+job)
-	if err := e.Campaign(ctx, x.nodeName()); err != nil {
-		if ctx.Err() != nil {
-			return nil, nil, ctx.Err()
+	// A campaign cancelled resigns with the client's own context, which
+	// blocks while etcd is unreachable until the index closes; a caller
+	// that waits for Lead to return before it closes the index (a store
+	// stopping its jobs) would wait for ever. So Lead returns when ctx
+	// ends, and the campaign finishes on its own, at the latest when
+	// Close closes the client.
+	won := make(chan error, 1)
+	go func() { won <- e.Campaign(ctx, x.nodeName()) }()
+	select {
+	case err := <-won:
+		if err != nil {
+			if ctx.Err() != nil {
+				return nil, nil, ctx.Err()
+			}
+			return nil, nil, wrap(ctx, "campaign "+job, err)
 		}
-		return nil, nil, wrap(ctx, "campaign "+job, err)
+	case <-ctx.Done():
+		return nil, nil, ctx.Err()
 	}
 	lctx, cancel := context.WithCancel(ctx)
 	stop := context.AfterFunc(s.Ctx(), cancel) // the session's end ends the lead

@@ -129,3 +129,42 @@ func TestLead(t *testing.T) {
 		t.Fatal("a did not take the lead b's end freed")
 	}
 }
+
+// TestLeadCancelledWithoutEtcd: a campaign waiting for another node's
+// lead returns as soon as its context ends, even with etcd gone (the
+// cancelled campaign's resignation would wait for it), and the index
+// then closes: a node stopping after etcd does not hang.
+func TestLeadCancelledWithoutEtcd(t *testing.T) {
+	m := etcdtest.Start(t, etcdtest.Options{})
+	cfg := etcd.Config{Endpoints: []string{m.Endpoint()}, Prefix: "/cairn/lead-gone/", SessionTTL: 2 * time.Second}
+	cfgA, cfgB := cfg, cfg
+	cfgA.Node, cfgB.Node = "a", "b"
+	a, b := openIndex(t, cfgA), openIndex(t, cfgB)
+	if _, _, err := a.Lead(t.Context(), "cleaner"); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(t.Context())
+	got := make(chan error, 1)
+	go func() {
+		_, _, err := b.Lead(ctx, "cleaner")
+		got <- err
+	}()
+	time.Sleep(200 * time.Millisecond) // b campaigns behind a
+	m.Stop()
+	cancel()
+	select {
+	case err := <-got:
+		if !errors.Is(err, context.Canceled) {
+			t.Fatalf("campaign cancelled without etcd: %v, want context.Canceled", err)
+		}
+	case <-time.After(20 * time.Second):
+		t.Fatal("a campaign cancelled with etcd gone did not return")
+	}
+	closed := make(chan error, 1)
+	go func() { closed <- b.Close() }()
+	select {
+	case <-closed:
+	case <-time.After(30 * time.Second):
+		t.Fatal("the index did not close with etcd gone after a cancelled campaign")
+	}
+}
