@@ -21,7 +21,7 @@ import (
 // drive was seen out; once every drive answers, it heals every data
 // object of the store, as the offline Heal does, and clears the record.
 // The record outlives the leader: the next one finds it and finishes the
-// pass. RequestHeal sets it by hand (cairn admin heal on a cluster).
+// pass. RequestHealIn sets it by hand (cairn admin heal --online).
 
 // healPendingKey is the Settings key of the heal record: the time, in
 // RFC 3339, since when a pass is due.
@@ -68,16 +68,6 @@ func (s *Store) healAll(ctx context.Context, progress func(Progress)) (HealRepor
 	return rep, nil
 }
 
-// RequestHeal records that the store should be healed whole: the heal
-// leader of a store with HealProbe set runs the pass once every drive
-// answers.
-func (s *Store) RequestHeal(ctx context.Context) error {
-	if err := s.checkOpen(); err != nil {
-		return err
-	}
-	return s.setHealPending(ctx, time.Now())
-}
-
 // HealPending reports since when a whole-store heal is due, if one is.
 func (s *Store) HealPending(ctx context.Context) (since time.Time, pending bool, err error) {
 	return HealDue(ctx, s.idx)
@@ -97,12 +87,16 @@ func HealDue(ctx context.Context, idx meta.Index) (since time.Time, due bool, er
 // healed whole (cairn admin heal on a cluster): its heal leader runs the
 // pass once every drive answers.
 func RequestHealIn(ctx context.Context, idx meta.Index) error {
-	return idx.Update(ctx, func(tx meta.Tx) error {
-		if _, pending, err := readHealPending(tx); pending || err != nil {
-			return err
-		}
-		return tx.Put(meta.Settings, healPendingKey, []byte(time.Now().UTC().Format(time.RFC3339Nano)))
-	})
+	now := time.Now()
+	return idx.Update(ctx, func(tx meta.Tx) error { return putHealPending(tx, now) })
+}
+
+// putHealPending records a due pass as of now, keeping an earlier one.
+func putHealPending(tx meta.Tx, now time.Time) error {
+	if _, pending, err := readHealPending(tx); pending || err != nil {
+		return err
+	}
+	return tx.Put(meta.Settings, healPendingKey, []byte(now.UTC().Format(time.RFC3339Nano)))
 }
 
 func readHealPending(tx meta.Tx) (time.Time, bool, error) {
@@ -119,12 +113,7 @@ func readHealPending(tx meta.Tx) (time.Time, bool, error) {
 
 // setHealPending records a due pass, keeping an earlier time.
 func (s *Store) setHealPending(ctx context.Context, now time.Time) error {
-	return s.commit(ctx, nil, 0, func(tx meta.Tx) error {
-		if _, pending, err := readHealPending(tx); pending || err != nil {
-			return err
-		}
-		return tx.Put(meta.Settings, healPendingKey, []byte(now.UTC().Format(time.RFC3339Nano)))
-	})
+	return s.commit(ctx, nil, 0, func(tx meta.Tx) error { return putHealPending(tx, now) })
 }
 
 // clearHealPending drops the record if it is still the one the pass

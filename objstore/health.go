@@ -155,16 +155,33 @@ var errShardWrite = errors.New("shard write failed")
 // not an I/O error: heal restores it and the degraded count shows it;
 // neither is a cancelled request.
 func (s *Store) noteDriveErr(i int, err error) {
-	if err == nil || i < 0 || i >= len(s.driveErrs) {
+	if i < 0 || i >= len(s.driveErrs) {
 		return
 	}
-	switch {
-	case errors.Is(err, erasure.ErrCorrupt), errors.Is(err, erasure.ErrBadHeader):
+	switch shardFault(err) {
+	case faultChecksum:
 		s.driveErrs[i].checksum.Add(1)
-	case errors.Is(err, os.ErrNotExist), errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
-	default:
+	case faultIO:
 		s.driveErrs[i].io.Add(1)
 	}
+}
+
+// Kinds of a shard's failure (shardFault).
+const (
+	faultNone     = iota // no error, an absent file, a cancelled request
+	faultChecksum        // content that does not verify
+	faultIO              // the drive failed (I/O error, peer out of reach)
+)
+
+// shardFault classifies the error of a shard's read or write.
+func shardFault(err error) int {
+	switch {
+	case err == nil, errors.Is(err, os.ErrNotExist), errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
+		return faultNone
+	case errors.Is(err, erasure.ErrCorrupt), errors.Is(err, erasure.ErrBadHeader):
+		return faultChecksum
+	}
+	return faultIO
 }
 
 // degradedSet holds the data ids seen degraded and not healed since,

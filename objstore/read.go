@@ -450,7 +450,7 @@ func (s *Store) newDataReader(ctx context.Context, id string, d meta.Data) (*dat
 	dr.er = codec.NewReader(ctx, hdr, srcs, func([]int) { s.queueHeal(id) })
 	dr.er.OnShardError(func(i int, err error) {
 		s.noteDriveErr(i, err)
-		if driveFailure(err) {
+		if shardFault(err) == faultIO {
 			dr.driveFailed.Store(true)
 		}
 	})
@@ -467,18 +467,6 @@ func (d *dataReader) ReadAt(p []byte, off int64) (int, error) {
 		}
 	}
 	return n, err
-}
-
-// driveFailure reports whether a shard's read failed for its drive: not
-// a checksum or header that does not match, an absent file or a
-// cancelled request.
-func driveFailure(err error) bool {
-	switch {
-	case err == nil, errors.Is(err, erasure.ErrCorrupt), errors.Is(err, erasure.ErrBadHeader),
-		errors.Is(err, os.ErrNotExist), errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
-		return false
-	}
-	return true
 }
 
 func (d *dataReader) close() {

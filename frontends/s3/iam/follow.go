@@ -43,9 +43,7 @@ func (d *Directory) Follow(ctx context.Context) {
 	go func() {
 		for ev := range ch {
 			switch ev.Op {
-			case objstore.OpPut:
-				d.refresh(ctx, ev.Key)
-			case objstore.OpDelete:
+			case objstore.OpPut, objstore.OpDelete:
 				d.refresh(ctx, ev.Key)
 			case objstore.OpRename:
 				d.refresh(ctx, ev.Key)
